@@ -1,0 +1,48 @@
+//===- Passes.h - splitlinear conversion passes -----------------*- C++ -*-===//
+//
+// Declares the conversion out of `slin` and the named end-to-end pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_CONVERSION_PASSES_H
+#define SPLITLINEAR_CONVERSION_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace slin {
+
+#define GEN_PASS_DECL
+#include "splitlinear/Conversion/Passes.h.inc"
+
+/// Options of `splitlinear-pipeline`.
+struct SplitLinearPipelineOptions
+    : public PassPipelineOptions<SplitLinearPipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Runtime target: cuda or cpu"),
+                             llvm::cl::init("cuda")};
+  Option<int64_t> alignment{
+      *this, "alignment",
+      llvm::cl::desc("Byte alignment required of a zero-copy view"),
+      llvm::cl::init(16)};
+};
+
+/// Builds the whole lowering: slin-elide-concat, slin-expand-linear,
+/// convert-slin-to-cublaslt, expand-strided-metadata,
+/// finalize-memref-to-llvm, convert-scf-to-cf, convert-to-llvm,
+/// reconcile-unrealized-casts (with canonicalize/cse in between).
+void buildSplitLinearPipeline(OpPassManager &pm,
+                              const SplitLinearPipelineOptions &options);
+
+#define GEN_PASS_REGISTRATION
+#include "splitlinear/Conversion/Passes.h.inc"
+
+/// Registers `splitlinear-pipeline`.
+void registerSplitLinearPipelines();
+
+} // namespace slin
+} // namespace mlir
+
+#endif // SPLITLINEAR_CONVERSION_PASSES_H

@@ -1,0 +1,34 @@
+//===- Passes.td - splitlinear conversion passes -----------*- tablegen -*-===//
+//
+// Conversions out of the `slin` dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_CONVERSION_PASSES_TD
+#define SPLITLINEAR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertSlinToCuBLASLt : Pass<"convert-slin-to-cublaslt", "::mlir::ModuleOp"> {
+  let summary = "Lower slin ops to runtime calls (cuBLASLt on CUDA, BLAS on CPU)";
+  let description = [{
+    Rewrites `slin.gemm` and `slin.concat` into `func.call`s of the runtime's
+    C-interface entry points (`slinrt_<target>_gemm_<type>`, ...), declared
+    `llvm.emit_c_interface` so memrefs travel as strided descriptors;
+    `memref.alloc`/`memref.dealloc` into the runtime's allocator;
+    `slin.is_adjacent` and `slin.view_concat` into memref metadata arithmetic.
+    The runtime context is the function's `!llvm.ptr` argument marked
+    `{slin.context}`, or `slinrt_default_context()` when there is none.
+    See include/splitlinear/Runtime/Runtime.h for the ABI.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
+           "Runtime target: 'cuda' (cuBLASLt) or 'cpu' (BLAS)">
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"
+  ];
+}
+
+#endif // SPLITLINEAR_CONVERSION_PASSES_TD

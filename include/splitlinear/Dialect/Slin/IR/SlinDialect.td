@@ -1,0 +1,63 @@
+//===- SlinDialect.td - slin dialect definition ------------*- tablegen -*-===//
+//
+// The `slin` dialect: linear layers whose weight (and bias) is split into
+// several buffers, at the memref level, where adjacency of the parts is a
+// property of the buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD
+#define SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Slin_Dialect : Dialect {
+  let name = "slin";
+  let summary = "Split-parameter linear layers at the memref level";
+  let description = [{
+    The `slin` dialect models `y = x · concat(W_0..W_{n-1})ᵀ + concat(b_0..b_{n-1})`
+    where the parts `W_i` / `b_i` are separate buffers (separate
+    `nn.Parameter`s in PyTorch). Whether the concatenation must be copied is a
+    property of the buffers (do the parts sit back to back in one allocation
+    with one layout?), so the dialect works on memrefs, in destination-passing
+    style: every op writes into buffers its caller owns.
+
+    `slin.linear` / `slin.linear_dgrad` take the parts; the
+    `slin-elide-concat` pass replaces the parts by one buffer: a zero-copy
+    `slin.view_concat` when adjacency is proven, a materializing `slin.concat`
+    when it is disproven, and an `scf.if` on `slin.is_adjacent` otherwise.
+    `slin-expand-linear` then rewrites them into `slin.gemm`, which the
+    conversion to the runtime turns into cuBLASLt (or CPU BLAS) calls.
+  }];
+  let cppNamespace = "::mlir::slin";
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def Slin_Epilogue : I32EnumAttr<"Epilogue", "GEMM epilogue", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"bias", 1>,
+    I32EnumAttrCase<"bias_grad", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::slin";
+}
+
+def Slin_EpilogueAttr : EnumAttr<Slin_Dialect, Slin_Epilogue, "epilogue"> {
+  let summary = "what a slin.gemm does besides the product";
+  let description = [{
+    `none`: `D = op(A)·op(B)`. `bias`: `D = op(A)·op(B) + bias` with `bias[N]`
+    broadcast over the rows of D (fprop, cuBLASLt `EPILOGUE_BIAS`).
+    `bias_grad`: `D = op(A)·op(B)` and `bias[m] = Σ_k op(A)[m, k]` (wgrad with
+    the fused bias gradient, cuBLASLt `EPILOGUE_BGRAD*`).
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+#endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD

@@ -1,0 +1,228 @@
+//===- SlinOps.td - slin dialect operations ----------------*- tablegen -*-===//
+//
+// Operations of the `slin` dialect. Shapes use M (rows of the input), K (the
+// reduction dimension) and N_i (rows of weight part i); N = Σ N_i.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_DIALECT_SLIN_IR_SLINOPS_TD
+#define SPLITLINEAR_DIALECT_SLIN_IR_SLINOPS_TD
+
+include "splitlinear/Dialect/Slin/IR/SlinDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Slin_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Slin_Dialect, mnemonic, traits>;
+
+def Slin_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Slin_Matrix : MemRefRankOf<[F16, BF16, F32, F64], [2]>;
+def Slin_Vector : MemRefRankOf<[F16, BF16, F32, F64], [1]>;
+def Slin_Part : MemRefRankOf<[F16, BF16, F32, F64], [1, 2]>;
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+def Slin_LinearOp : Slin_Op<"linear", [AttrSizedOperandSegments]> {
+  let summary = "linear layer over a weight (and bias) split into parts (fprop)";
+  let description = [{
+    Computes `output = input · concat(weights)ᵀ + concat(biases)`, i.e.
+    `output[m, off_i + n] = Σ_k input[m, k] · weights_i[n, k] + biases_i[n]`
+    with `off_i = N_0 + … + N_{i-1}`.
+
+    Shapes: `input` is `[M, K]`, `weights_i` is `[N_i, K]`, `biases_i` is
+    `[N_i]` (all parts or none), `output` is `[M, Σ N_i]`. Any strided layout
+    is accepted. The computation happens in the input's element type (equal to
+    the output's); weight and bias parts of another float type are converted,
+    as the materializing concat does (mixed types are never adjacent).
+
+    Destination-passing style: `output` is written, never allocated, so the
+    caller (PyTorch's caching allocator) owns every result buffer.
+
+    ```mlir
+    slin.linear ins(%x : memref<4x16xf32>)
+        weights(%wq, %wk, %wv : memref<8x16xf32>, memref<2x16xf32>, memref<2x16xf32>)
+        bias(%bq, %bk, %bv : memref<8xf32>, memref<2xf32>, memref<2xf32>)
+        outs(%y : memref<4x12xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<Slin_Matrix, "the input [M, K]", [MemRead]>:$input,
+    Arg<Variadic<Slin_Matrix>, "weight parts [N_i, K]", [MemRead]>:$weights,
+    Arg<Variadic<Slin_Vector>, "bias parts [N_i]", [MemRead]>:$biases,
+    Arg<Slin_Matrix, "the output [M, Σ N_i]", [MemWrite]>:$output
+  );
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `weights` `(` $weights `:` type($weights) `)`
+    (`bias` `(` $biases^ `:` type($biases) `)`)?
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// LinearDgradOp
+//===----------------------------------------------------------------------===//
+
+def Slin_LinearDgradOp : Slin_Op<"linear_dgrad"> {
+  let summary = "input gradient of a split linear (dgrad)";
+  let description = [{
+    Computes `grad_input = grad_output · concat(weights)`, the data gradient of
+    `slin.linear`. Shapes: `grad_output` `[M, Σ N_i]`, `weights_i` `[N_i, K]`,
+    `grad_input` `[M, K]`. The weight parts are combined exactly as for the
+    forward op (same checked view), so a split weight costs no copy here either.
+    The weight gradient needs no split op: it is one `slin.gemm` into a full
+    gradient buffer whose row blocks are the parts' gradients.
+
+    ```mlir
+    slin.linear_dgrad ins(%dy : memref<4x12xf32>)
+        weights(%wq, %wk : memref<8x16xf32>, memref<4x16xf32>)
+        outs(%dx : memref<4x16xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<Slin_Matrix, "the output gradient [M, Σ N_i]", [MemRead]>:$grad_output,
+    Arg<Variadic<Slin_Matrix>, "weight parts [N_i, K]", [MemRead]>:$weights,
+    Arg<Slin_Matrix, "the input gradient [M, K]", [MemWrite]>:$grad_input
+  );
+  let assemblyFormat = [{
+    `ins` `(` $grad_output `:` type($grad_output) `)`
+    `weights` `(` $weights `:` type($weights) `)`
+    `outs` `(` $grad_input `:` type($grad_input) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+def Slin_GemmOp : Slin_Op<"gemm"> {
+  let summary = "row-major GEMM with transpose flags and an epilogue";
+  let description = [{
+    `d = op(a) · op(b)` with `op(x) = xᵀ` when `transpose_a` / `transpose_b`
+    is set; `op(a)` is `[M, K]`, `op(b)` is `[K, N]`, `d` is `[M, N]`. All
+    three share one element type; accumulation is in fp32 (fp64 for f64).
+    The `epilogue` (default `none`) adds `bias[N]` to every row (`bias`, fprop)
+    or writes the row sums of `op(a)` into `bias[M]` (`bias_grad`: in wgrad
+    `op(a) = dyᵀ`, so these are the bias gradient). The op lowers to one
+    library call (cuBLASLt `cublasLtMatmul` or CPU BLAS).
+
+    Linear layers map as: fprop `y = x · Wᵀ` (`transpose_b`), dgrad
+    `dx = dy · W`, wgrad `dW = dyᵀ · x` (`transpose_a`).
+
+    ```mlir
+    slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
+        bias(%b : memref<12xf32>) outs(%y : memref<4x12xf32>)
+        {transpose_b, epilogue = #slin.epilogue<bias>}
+    ```
+  }];
+  let arguments = (ins
+    Arg<Slin_Matrix, "operand A", [MemRead]>:$a,
+    Arg<Slin_Matrix, "operand B", [MemRead]>:$b,
+    Arg<Optional<Slin_Vector>, "bias (read) or bias gradient (written)",
+        [MemRead, MemWrite]>:$bias,
+    Arg<Slin_Matrix, "the result D", [MemWrite]>:$d,
+    UnitAttr:$transpose_a,
+    UnitAttr:$transpose_b,
+    DefaultValuedAttr<Slin_EpilogueAttr, "::mlir::slin::Epilogue::none">:$epilogue
+  );
+  let assemblyFormat = [{
+    `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $d `:` type($d) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ConcatOp
+//===----------------------------------------------------------------------===//
+
+def Slin_ConcatOp : Slin_Op<"concat"> {
+  let summary = "copy parts back to back along dim 0 (the materializing concat)";
+  let description = [{
+    Copies `parts` (all rank 1 or all rank 2, equal trailing size) into
+    consecutive row blocks of `output`, whose dim 0 is `Σ` of the parts'. A
+    part of another float type is converted to the output's element type, as
+    `torch.cat` promotes. This is the copy that `slin-elide-concat` avoids when
+    it can; only that pass creates it.
+
+    ```mlir
+    slin.concat ins(%a, %b : memref<2x8xf32>, memref<3x8xbf16>)
+        outs(%buf : memref<5x8xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<Variadic<Slin_Part>, "the parts", [MemRead]>:$parts,
+    Arg<Slin_Part, "the destination", [MemWrite]>:$output
+  );
+  let assemblyFormat = [{
+    `ins` `(` $parts `:` type($parts) `)`
+    `outs` `(` $output `:` type($output) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ViewConcatOp
+//===----------------------------------------------------------------------===//
+
+def Slin_ViewConcatOp : Slin_Op<"view_concat", [Pure]> {
+  let summary = "zero-copy view of adjacent parts as one buffer";
+  let description = [{
+    Reinterprets `parts`, which must be adjacent (see `slin.is_adjacent`), as
+    one buffer: the result starts at the first non-empty part's first element,
+    has `Σ N_i` rows and the parts' common row stride. No data moves. The op
+    is only valid when adjacency holds, so only `slin-elide-concat` creates it:
+    where adjacency is proven, or under an `scf.if` on `slin.is_adjacent`.
+
+    ```mlir
+    %v = slin.view_concat %a, %b : memref<2x8xf32, strided<[8, 1]>>,
+        memref<3x8xf32, strided<[8, 1], offset: 16>>
+        -> memref<5x8xf32, strided<[?, 1], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Variadic<Slin_Part>:$parts);
+  let results = (outs Slin_Part:$result);
+  let assemblyFormat = [{
+    $parts attr-dict `:` type($parts) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// IsAdjacentOp
+//===----------------------------------------------------------------------===//
+
+def Slin_IsAdjacentOp : Slin_Op<"is_adjacent", [Pure]> {
+  let summary = "run-time test: may the parts be viewed as one buffer?";
+  let description = [{
+    True iff `slin.view_concat` of `parts` is valid: ignoring empty parts,
+    all parts (1) share one base allocation (same aligned base pointer, not
+    merely touching addresses), (2) have the result's element type, (3) are
+    row-major contiguous within a row (stride 1, or one column) with one
+    common row stride `ld ≥ K` (rank 1: stride 1), (4) chain: part i+1
+    starts exactly where part i ends (`offset_{i+1} = offset_i + N_i · ld`),
+    which also keeps the view inside the base buffer and excludes overlap
+    and reversed order, and (5) the view's first element is aligned to
+    `alignment` bytes (16 by default, what the GEMM targets require).
+
+    ```mlir
+    %ok = slin.is_adjacent %a, %b : memref<?x8xf32, strided<[?, ?], offset: ?>>,
+        memref<?x8xf32, strided<[?, ?], offset: ?>>
+    ```
+  }];
+  let arguments = (ins Variadic<Slin_Part>:$parts,
+                       DefaultValuedAttr<I64Attr, "16">:$alignment);
+  let results = (outs I1:$result);
+  let assemblyFormat = [{
+    $parts attr-dict `:` type($parts)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINOPS_TD

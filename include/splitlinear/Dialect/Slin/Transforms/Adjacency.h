@@ -1,0 +1,50 @@
+//===- Adjacency.h - static adjacency analysis of memref parts --*- C++ -*-===//
+//
+// Decides at compile time whether memref parts can be viewed as one buffer
+// stacked along dim 0 (the condition `slin.is_adjacent` tests at run time).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H
+#define SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
+
+#include <string>
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir {
+namespace slin {
+
+/// What is known at compile time about the adjacency of parts.
+enum class Adjacency {
+  /// Every condition of `slin.is_adjacent` holds for all run-time values.
+  Proven,
+  /// Some condition fails (for non-empty parts): a copy is needed.
+  Disproven,
+  /// Depends on run-time values: check at run time.
+  Unknown,
+};
+
+/// Classifies `parts` (all rank 1 or all rank 2 memrefs, none statically
+/// empty) for a view of element type `elementType` whose first element must
+/// be aligned to `alignment` bytes. `reason` receives a short explanation of
+/// a Disproven or Unknown answer (for remarks and debugging).
+///
+/// The analysis follows each part through memref.subview,
+/// memref.reinterpret_cast and memref.cast to a root buffer and expresses
+/// its offset, sizes and strides as integer polynomials over opaque atoms
+/// (SSA index values, through arith.addi/subi/muli/constant and memref.dim,
+/// and the root's dynamic layout entries). Equal polynomials are provably
+/// equal; a non-zero constant difference is provably different. Distinct
+/// memref.alloc/alloca results are distinct allocations; memref.alloc and
+/// memref.alloca without an `alignment` attribute are taken as 16-byte
+/// aligned (what malloc and the runtime allocator guarantee).
+Adjacency classifyAdjacency(ValueRange parts, Type elementType,
+                            int64_t alignment, std::string *reason = nullptr);
+
+} // namespace slin
+} // namespace mlir
+
+#endif // SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H

@@ -1,0 +1,90 @@
+//===- Passes.td - slin transformation passes --------------*- tablegen -*-===//
+//
+// Passes that rewrite `slin` ops: concat elision and expansion into GEMMs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_PASSES_TD
+#define SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SlinElideConcat : Pass<"slin-elide-concat"> {
+  let summary = "Replace split weight/bias parts by a view, a copy or a checked view";
+  let description = [{
+    For every `slin.linear` / `slin.linear_dgrad` with more than one weight
+    part, decides how the parts become one buffer, for the weights and
+    (independently) for the biases:
+
+    * proven adjacent (views of one allocation whose offsets, strides and
+      alignment are known or provably equal): `slin.view_concat`, no copy and
+      no run-time check;
+    * proven not adjacent (distinct allocations, another element type, a
+      transposed part, offsets that provably do not chain): a buffer from
+      `memref.alloc`, filled by `slin.concat`, freed after the use;
+    * otherwise (e.g. function arguments): `slin.is_adjacent` selects at run
+      time, through `scf.if`, between the view and the copy.
+
+    Statically empty parts are dropped first (their layout need not describe
+    anything); an op left with one part is used as is.
+
+    Before:
+    ```mlir
+    slin.linear ins(%x : memref<4x16xf32>)
+        weights(%a, %b : memref<8x16xf32, strided<[16, 1]>>,
+                         memref<4x16xf32, strided<[16, 1], offset: 128>>)
+        outs(%y : memref<4x12xf32>)
+    ```
+    After (the parts are subviews of one buffer):
+    ```mlir
+    %w = slin.view_concat %a, %b : ... -> memref<12x16xf32, strided<[?, 1], offset: ?>>
+    slin.linear ins(%x : memref<4x16xf32>) weights(%w : ...) outs(%y : memref<4x12xf32>)
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"16",
+           "Byte alignment the view's first element must have">,
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark per decision with its reason (statistics are "
+           "compiled out of LLVM builds without LLVM_ENABLE_STATS, such as "
+           "Debian's)">
+  ];
+  let statistics = [
+    Statistic<"numViews", "num-views", "Part groups proven adjacent (zero-copy view)">,
+    Statistic<"numCopies", "num-copies", "Part groups proven not adjacent (materializing concat)">,
+    Statistic<"numChecked", "num-checked", "Part groups checked at run time">,
+    Statistic<"numDroppedEmpty", "num-dropped-empty", "Statically empty parts dropped">
+  ];
+  let dependentDialects = [
+    "::mlir::slin::SlinDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+def SlinExpandLinear : Pass<"slin-expand-linear"> {
+  let summary = "Expand slin.linear / slin.linear_dgrad into slin.gemm";
+  let description = [{
+    Rewrites a one-part `slin.linear` into `slin.gemm {transpose_b}` with the
+    `bias` epilogue when it has a bias (fprop), and a one-part
+    `slin.linear_dgrad` into `slin.gemm` (dgrad, `dx = dy · W`). An op that
+    still has several parts (run `slin-elide-concat` first, or keep the parts
+    on purpose) becomes one GEMM per part writing a column block of the
+    output: the "N GEMMs" strategy, which needs no copy of the weights.
+
+    ```mlir
+    slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
+        bias(%b : memref<12xf32>) outs(%y : memref<4x12xf32>)
+        {transpose_b, epilogue = #slin.epilogue<bias>}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFusedGemms", "num-fused-gemms", "Ops expanded into one GEMM">,
+    Statistic<"numPerPartGemms", "num-per-part-gemms", "GEMMs emitted by the per-part strategy">
+  ];
+  let dependentDialects = [
+    "::mlir::slin::SlinDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::arith::ArithDialect"
+  ];
+}
+
+#endif // SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,41 @@
+//===- Pipeline.cpp - the splitlinear lowering pipeline ---------*- C++ -*-===//
+//
+// Builds and registers `splitlinear-pipeline`: from `slin` ops on memrefs to
+// the LLVM dialect calling the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "splitlinear/Conversion/Passes.h"
+#include "splitlinear/Dialect/Slin/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::slin::buildSplitLinearPipeline(
+    OpPassManager &pm, const SplitLinearPipelineOptions &options) {
+  SlinElideConcatOptions elide;
+  elide.alignment = options.alignment;
+  pm.addPass(createSlinElideConcat(elide));
+  pm.addPass(createSlinExpandLinear());
+  ConvertSlinToCuBLASLtOptions convert;
+  convert.target = options.target;
+  pm.addPass(createConvertSlinToCuBLASLt(convert));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::slin::registerSplitLinearPipelines() {
+  PassPipelineRegistration<SplitLinearPipelineOptions>(
+      "splitlinear-pipeline",
+      "Lower slin IR to LLVM dialect calls of the splitlinear runtime",
+      buildSplitLinearPipeline);
+}

@@ -1,0 +1,254 @@
+//===- SlinOps.cpp - slin dialect operations --------------------*- C++ -*-===//
+//
+// Verifiers of the `slin` operations. ODS checks ranks and element types;
+// the verifiers here check what ODS cannot say: sizes that must agree across
+// operands (K, Σ N_i, bias lengths), element types that must match, and the
+// epilogue/bias pairing. Dynamic sizes are accepted; the runtime checks them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::slin;
+
+namespace {
+/// True when both sizes are static and differ.
+bool sizesDiffer(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
+
+/// Sum of dim 0 over `parts`, or kDynamic if any is dynamic.
+int64_t sumOfRows(ValueRange parts) {
+  int64_t sum = 0;
+  for (Value p : parts) {
+    int64_t n = memrefOf(p).getDimSize(0);
+    if (ShapedType::isDynamic(n))
+      return ShapedType::kDynamic;
+    sum += n;
+  }
+  return sum;
+}
+
+/// Checks that every weight part has `k` columns (or, when `k` is dynamic,
+/// the columns of the first part with a static count).
+LogicalResult verifyWeightColumns(Operation *op, ValueRange weights, int64_t k,
+                                  StringRef kOrigin) {
+  if (weights.empty())
+    return op->emitOpError("expects at least one weight part");
+  std::string origin = kOrigin.str();
+  for (auto [i, w] : llvm::enumerate(weights)) {
+    int64_t cols = memrefOf(w).getDimSize(1);
+    if (sizesDiffer(cols, k))
+      return op->emitOpError() << "weight part #" << i << " has " << cols
+                               << " columns, expected " << k << " (" << origin
+                               << ")";
+    if (ShapedType::isDynamic(k) && !ShapedType::isDynamic(cols)) {
+      k = cols;
+      origin = "weight part #" + std::to_string(i) + "'s";
+    }
+  }
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  MemRefType inputType = memrefOf(getInput());
+  MemRefType outputType = memrefOf(getOutput());
+  if (outputType.getElementType() != inputType.getElementType())
+    return emitOpError() << "output element type " << outputType.getElementType()
+                         << " differs from the input's "
+                         << inputType.getElementType();
+  if (failed(verifyWeightColumns(*this, getWeights(), inputType.getDimSize(1),
+                                 "the input's K")))
+    return failure();
+  if (!getBiases().empty() && getBiases().size() != getWeights().size())
+    return emitOpError() << "expects " << getWeights().size()
+                         << " bias parts (one per weight part) or none, got "
+                         << getBiases().size();
+  for (auto [i, parts] :
+       llvm::enumerate(llvm::zip(getWeights(), getBiases()))) {
+    auto [w, b] = parts;
+    int64_t rows = memrefOf(w).getDimSize(0);
+    int64_t len = memrefOf(b).getDimSize(0);
+    if (sizesDiffer(len, rows))
+      return emitOpError() << "bias part #" << i << " has " << len
+                           << " elements, expected " << rows
+                           << " (the rows of weight part #" << i << ")";
+  }
+  if (sizesDiffer(outputType.getDimSize(0), inputType.getDimSize(0)))
+    return emitOpError() << "output has " << outputType.getDimSize(0)
+                         << " rows, expected " << inputType.getDimSize(0)
+                         << " (the input's rows)";
+  int64_t n = sumOfRows(getWeights());
+  if (sizesDiffer(outputType.getDimSize(1), n))
+    return emitOpError() << "output has " << outputType.getDimSize(1)
+                         << " columns, expected " << n
+                         << " (the sum of the weight parts' rows)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LinearDgradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearDgradOp::verify() {
+  MemRefType dyType = memrefOf(getGradOutput());
+  MemRefType dxType = memrefOf(getGradInput());
+  if (dxType.getElementType() != dyType.getElementType())
+    return emitOpError() << "grad_input element type " << dxType.getElementType()
+                         << " differs from grad_output's "
+                         << dyType.getElementType();
+  if (failed(verifyWeightColumns(*this, getWeights(), dxType.getDimSize(1),
+                                 "grad_input's K")))
+    return failure();
+  if (sizesDiffer(dxType.getDimSize(0), dyType.getDimSize(0)))
+    return emitOpError() << "grad_input has " << dxType.getDimSize(0)
+                         << " rows, expected " << dyType.getDimSize(0)
+                         << " (grad_output's rows)";
+  int64_t n = sumOfRows(getWeights());
+  if (sizesDiffer(dyType.getDimSize(1), n))
+    return emitOpError() << "grad_output has " << dyType.getDimSize(1)
+                         << " columns, expected " << n
+                         << " (the sum of the weight parts' rows)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  MemRefType aType = memrefOf(getA()), bType = memrefOf(getB()),
+             dType = memrefOf(getD());
+  Type elementType = aType.getElementType();
+  if (bType.getElementType() != elementType)
+    return emitOpError() << "operand B element type " << bType.getElementType()
+                         << " differs from operand A's " << elementType;
+  if (dType.getElementType() != elementType)
+    return emitOpError() << "D element type " << dType.getElementType()
+                         << " differs from operand A's " << elementType;
+  int64_t m = aType.getDimSize(getTransposeA() ? 1 : 0);
+  int64_t k = aType.getDimSize(getTransposeA() ? 0 : 1);
+  int64_t kb = bType.getDimSize(getTransposeB() ? 1 : 0);
+  int64_t n = bType.getDimSize(getTransposeB() ? 0 : 1);
+  if (sizesDiffer(kb, k))
+    return emitOpError() << "op(B) has " << kb << " rows, expected " << k
+                         << " (the columns of op(A))";
+  if (sizesDiffer(dType.getDimSize(0), m))
+    return emitOpError() << "D has " << dType.getDimSize(0)
+                         << " rows, expected " << m << " (the rows of op(A))";
+  if (sizesDiffer(dType.getDimSize(1), n))
+    return emitOpError() << "D has " << dType.getDimSize(1)
+                         << " columns, expected " << n
+                         << " (the columns of op(B))";
+  Epilogue epilogue = getEpilogue();
+  if (epilogue == Epilogue::none) {
+    if (getBias())
+      return emitOpError(
+          "a bias operand needs the 'bias' or 'bias_grad' epilogue");
+    return success();
+  }
+  if (!getBias())
+    return emitOpError() << "epilogue '" << stringifyEpilogue(epilogue)
+                         << "' needs a bias operand";
+  MemRefType biasType = memrefOf(getBias());
+  if (biasType.getElementType() != elementType)
+    return emitOpError() << "bias element type " << biasType.getElementType()
+                         << " differs from operand A's " << elementType;
+  bool isGrad = epilogue == Epilogue::bias_grad;
+  int64_t expected = isGrad ? dType.getDimSize(0) : dType.getDimSize(1);
+  if (sizesDiffer(biasType.getDimSize(0), expected))
+    return emitOpError() << "bias has " << biasType.getDimSize(0)
+                         << " elements, expected " << expected << " (the "
+                         << (isGrad ? "rows" : "columns") << " of D)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConcatOp / ViewConcatOp / IsAdjacentOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Common checks of an op that stacks `parts` along dim 0 into `whole`:
+/// equal rank, equal trailing size, Σ rows.
+LogicalResult verifyStacking(Operation *op, ValueRange parts, MemRefType whole,
+                             StringRef wholeName) {
+  if (parts.empty())
+    return op->emitOpError("expects at least one part");
+  int64_t rank = whole.getRank();
+  for (auto [i, p] : llvm::enumerate(parts)) {
+    MemRefType partType = memrefOf(p);
+    if (partType.getRank() != rank)
+      return op->emitOpError()
+             << "part #" << i << " has rank " << partType.getRank()
+             << ", expected " << rank << " (the " << wholeName << "'s rank)";
+    if (rank == 2 && sizesDiffer(partType.getDimSize(1), whole.getDimSize(1)))
+      return op->emitOpError()
+             << "part #" << i << " has " << partType.getDimSize(1)
+             << " columns, expected " << whole.getDimSize(1) << " (the "
+             << wholeName << "'s)";
+  }
+  int64_t rows = sumOfRows(parts);
+  if (sizesDiffer(whole.getDimSize(0), rows))
+    return op->emitOpError()
+           << wholeName << " has " << whole.getDimSize(0)
+           << (rank == 2 ? " rows" : " elements") << ", expected " << rows
+           << " (the sum over the parts)";
+  return success();
+}
+} // namespace
+
+LogicalResult ConcatOp::verify() {
+  return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
+}
+
+LogicalResult ViewConcatOp::verify() {
+  MemRefType resultType = memrefOf(getResult());
+  if (failed(verifyStacking(*this, getParts(), resultType, "result")))
+    return failure();
+  for (auto [i, p] : llvm::enumerate(getParts())) {
+    Type partElement = memrefOf(p).getElementType();
+    if (partElement != resultType.getElementType())
+      return emitOpError() << "part #" << i << " element type " << partElement
+                           << " differs from the result's "
+                           << resultType.getElementType()
+                           << ": a view cannot convert";
+  }
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(resultType.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return emitOpError("result must have a strided layout with unit "
+                       "innermost stride");
+  return success();
+}
+
+LogicalResult IsAdjacentOp::verify() {
+  if (getParts().empty())
+    return emitOpError("expects at least one part");
+  int64_t rank = memrefOf(getParts().front()).getRank();
+  for (auto [i, p] : llvm::enumerate(getParts()))
+    if (memrefOf(p).getRank() != rank)
+      return emitOpError() << "part #" << i << " has rank "
+                           << memrefOf(p).getRank() << ", expected " << rank
+                           << " (part #0's rank)";
+  int64_t alignment = getAlignment();
+  if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
+    return emitOpError() << "alignment must be a positive power of two, got "
+                         << alignment;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "splitlinear/Dialect/Slin/IR/SlinOps.cpp.inc"

@@ -1,0 +1,189 @@
+//===- ExpandLinear.cpp - slin.linear into slin.gemm ------------*- C++ -*-===//
+//
+// Implements `slin-expand-linear`: fprop and dgrad become GEMMs. One weight
+// part: one GEMM (bias fused as the epilogue). Several parts: one GEMM per
+// part into a column block of the output (fprop), or a concat + one GEMM
+// (dgrad, whose per-part products would have to be summed).
+//
+//===----------------------------------------------------------------------===//
+
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/Dialect/Slin/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace slin {
+#define GEN_PASS_DEF_SLINEXPANDLINEAR
+#include "splitlinear/Dialect/Slin/Transforms/Passes.h.inc"
+} // namespace slin
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::slin;
+
+namespace {
+
+/// Counters the patterns update (owned by the pass; null when the patterns
+/// run outside it).
+struct ExpandStats {
+  llvm::Statistic *fused = nullptr, *perPart = nullptr;
+};
+
+void bump(llvm::Statistic *stat, unsigned by = 1) {
+  if (stat)
+    *stat += by;
+}
+
+/// `part` in `elementType`: itself, or a converted copy (then appended to
+/// `owned` to be freed after the GEMMs).
+Value inElementType(OpBuilder &b, Location loc, Value part, Type elementType,
+                    SmallVectorImpl<Value> &owned) {
+  auto type = cast<MemRefType>(part.getType());
+  if (type.getElementType() == elementType)
+    return part;
+  SmallVector<Value> dynSizes;
+  for (int64_t j = 0, e = type.getRank(); j < e; ++j)
+    if (type.isDynamicDim(j))
+      dynSizes.push_back(memref::DimOp::create(b, loc, part, j));
+  auto copy = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), elementType), dynSizes);
+  markRuntimeBuffer(copy);
+  ConcatOp::create(b, loc, ValueRange{part}, copy);
+  owned.push_back(copy);
+  return copy;
+}
+
+void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
+  for (Value buffer : owned)
+    markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
+}
+
+/// fprop: y = x · Wᵀ + b as one GEMM, or one GEMM per part writing the
+/// column block [off_i, off_i + N_i) of y.
+struct ExpandLinear : OpRewritePattern<LinearOp> {
+  ExpandLinear(MLIRContext *ctx, ExpandStats stats)
+      : OpRewritePattern(ctx), stats(stats) {}
+
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elementType = op.getInput().getType().getElementType();
+    SmallVector<Value> owned;
+    auto gemm = [&](Value weight, Value bias, Value out) {
+      weight = inElementType(rewriter, loc, weight, elementType, owned);
+      if (bias)
+        bias = inElementType(rewriter, loc, bias, elementType, owned);
+      auto g = GemmOp::create(rewriter, loc, op.getInput(), weight, bias, out);
+      g.setTransposeB(true);
+      if (bias)
+        g.setEpilogue(Epilogue::bias);
+    };
+    ValueRange weights = op.getWeights(), biases = op.getBiases();
+    if (weights.size() == 1) {
+      gemm(weights.front(), biases.empty() ? Value() : biases.front(),
+           op.getOutput());
+      bump(stats.fused);
+    } else {
+      Value out = op.getOutput();
+      Value rows = memref::DimOp::create(rewriter, loc, out, 0);
+      OpFoldResult offset = rewriter.getIndexAttr(0);
+      OpFoldResult one = rewriter.getIndexAttr(1);
+      for (auto [i, weight] : llvm::enumerate(weights)) {
+        OpFoldResult n = memref::getMixedSize(rewriter, loc, weight, 0);
+        Value block = memref::SubViewOp::create(
+            rewriter, loc, out, {rewriter.getIndexAttr(0), offset},
+            {OpFoldResult(rows), n}, {one, one});
+        gemm(weight, biases.empty() ? Value() : biases[i], block);
+        offset = addOfr(rewriter, loc, offset, n);
+      }
+      bump(stats.perPart, weights.size());
+    }
+    freeAll(rewriter, loc, owned);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  static OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
+                             OpFoldResult c) {
+    std::optional<int64_t> ca = getConstantIntValue(a),
+                           cc = getConstantIntValue(c);
+    if (ca && cc)
+      return b.getIndexAttr(*ca + *cc);
+    return arith::AddIOp::create(b, loc,
+                                 getValueOrCreateConstantIndexOp(b, loc, a),
+                                 getValueOrCreateConstantIndexOp(b, loc, c))
+        .getResult();
+  }
+
+  ExpandStats stats;
+};
+
+/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts are first copied
+/// into one buffer: per-part GEMMs would each produce a full-size partial dx.
+struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
+  ExpandLinearDgrad(MLIRContext *ctx, ExpandStats stats)
+      : OpRewritePattern(ctx), stats(stats) {}
+
+  LogicalResult matchAndRewrite(LinearDgradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elementType = op.getGradOutput().getType().getElementType();
+    SmallVector<Value> owned;
+    Value weight;
+    if (op.getWeights().size() == 1) {
+      weight = inElementType(rewriter, loc, op.getWeights().front(),
+                             elementType, owned);
+    } else {
+      Value sum = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      for (Value w : op.getWeights())
+        sum = arith::AddIOp::create(rewriter, loc, sum,
+                                    memref::DimOp::create(rewriter, loc, w, 0));
+      Value k = memref::DimOp::create(rewriter, loc, op.getGradInput(), 1);
+      auto alloc = memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                          elementType),
+          ValueRange{sum, k});
+      markRuntimeBuffer(alloc);
+      weight = alloc;
+      ConcatOp::create(rewriter, loc, op.getWeights(), weight);
+      owned.push_back(weight);
+    }
+    GemmOp::create(rewriter, loc, op.getGradOutput(), weight, Value(),
+                   op.getGradInput());
+    bump(stats.fused);
+    freeAll(rewriter, loc, owned);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  ExpandStats stats;
+};
+
+void addPatterns(RewritePatternSet &patterns, ExpandStats stats) {
+  patterns.add<ExpandLinear, ExpandLinearDgrad>(patterns.getContext(), stats);
+}
+
+struct SlinExpandLinearPass
+    : public slin::impl::SlinExpandLinearBase<SlinExpandLinearPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    addPatterns(patterns, ExpandStats{&numFusedGemms, &numPerPartGemms});
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+  }
+};
+} // namespace
+
+void mlir::slin::populateExpandLinearPatterns(RewritePatternSet &patterns) {
+  addPatterns(patterns, ExpandStats{});
+}

@@ -1,0 +1,64 @@
+// RUN: splitlinear-opt %s -slin-expand-linear -split-input-file | FileCheck %s
+
+// One part with bias: one GEMM, bias fused as the epilogue (fprop "TN").
+// CHECK-LABEL: func @fprop_bias
+// CHECK-SAME: (%[[X:.*]]: memref<4x16xf32>, %[[W:.*]]: memref<12x16xf32, strided<[?, 1], offset: ?>>, %[[B:.*]]: memref<12xf32>, %[[Y:.*]]: memref<4x12xf32>)
+// CHECK: slin.gemm ins(%[[X]], %[[W]] : {{.*}}) bias(%[[B]] : memref<12xf32>) outs(%[[Y]] : memref<4x12xf32>) {epilogue = #slin.epilogue<bias>, transpose_b}
+// CHECK-NOT: slin.linear
+func.func @fprop_bias(%x: memref<4x16xf32>, %w: memref<12x16xf32, strided<[?, 1], offset: ?>>, %b: memref<12xf32>, %y: memref<4x12xf32>) {
+  slin.linear ins(%x : memref<4x16xf32>) weights(%w : memref<12x16xf32, strided<[?, 1], offset: ?>>) bias(%b : memref<12xf32>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// Several parts: one GEMM per part into a column block of the output.
+// CHECK-LABEL: func @per_part
+// CHECK-SAME: (%[[X:[^:]*]]: memref<4x16xf32>, %[[A:[^:]*]]: memref<8x16xf32>, %[[C:[^:]*]]: memref<?x16xf32>, %[[BA:[^:]*]]: memref<8xf32>, %[[BC:[^:]*]]: memref<?xf32>, %[[Y:[^:]*]]: memref<4x?xf32>)
+// CHECK: %[[Y0:.*]] = memref.subview %[[Y]][0, 0] [%{{.*}}, 8] [1, 1]
+// CHECK: slin.gemm ins(%[[X]], %[[A]] : {{.*}}) bias(%[[BA]] : memref<8xf32>) outs(%[[Y0]] : {{.*}}) {epilogue = #slin.epilogue<bias>, transpose_b}
+// CHECK: %[[N:.*]] = memref.dim %[[C]], %{{.*}}
+// CHECK: %[[Y1:.*]] = memref.subview %[[Y]][0, 8] [%{{.*}}, %[[N]]] [1, 1]
+// CHECK: slin.gemm ins(%[[X]], %[[C]] : {{.*}}) bias(%[[BC]] : memref<?xf32>) outs(%[[Y1]] : {{.*}}) {epilogue = #slin.epilogue<bias>, transpose_b}
+func.func @per_part(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %c: memref<?x16xf32>, %ba: memref<8xf32>, %bc: memref<?xf32>, %y: memref<4x?xf32>) {
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %c : memref<8x16xf32>, memref<?x16xf32>) bias(%ba, %bc : memref<8xf32>, memref<?xf32>) outs(%y : memref<4x?xf32>)
+  return
+}
+
+// -----
+
+// A part in another element type is converted into a temporary first.
+// CHECK-LABEL: func @converted_part
+// CHECK: %[[T:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: slin.concat ins(%{{.*}} : memref<12x16xbf16>) outs(%[[T]] : memref<12x16xf32>)
+// CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x16xf32>, memref<12x16xf32>) outs(%{{.*}} : memref<4x12xf32>) {transpose_b}
+// CHECK: memref.dealloc %[[T]] {slin.buffer}
+func.func @converted_part(%x: memref<4x16xf32>, %w: memref<12x16xbf16>, %y: memref<4x12xf32>) {
+  slin.linear ins(%x : memref<4x16xf32>) weights(%w : memref<12x16xbf16>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// dgrad with one part: dx = dy · W ("NN").
+// CHECK-LABEL: func @dgrad
+// CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf16>, memref<12x16xf16>) outs(%{{.*}} : memref<4x16xf16>)
+// CHECK-NOT: transpose
+func.func @dgrad(%dy: memref<4x12xf16>, %w: memref<12x16xf16>, %dx: memref<4x16xf16>) {
+  slin.linear_dgrad ins(%dy : memref<4x12xf16>) weights(%w : memref<12x16xf16>) outs(%dx : memref<4x16xf16>)
+  return
+}
+
+// -----
+
+// dgrad with several parts: concat then one GEMM (per-part GEMMs would each
+// produce a whole partial dx).
+// CHECK-LABEL: func @dgrad_parts
+// CHECK: %[[T:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {slin.buffer} : memref<?x?xf32>
+// CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%[[T]] : memref<?x?xf32>)
+// CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x12xf32>, memref<?x?xf32>) outs
+// CHECK: memref.dealloc %[[T]] {slin.buffer}
+func.func @dgrad_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<4x16xf32>) {
+  slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
+  return
+}

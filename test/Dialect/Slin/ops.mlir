@@ -1,0 +1,66 @@
+// RUN: splitlinear-opt %s | splitlinear-opt | FileCheck %s
+// RUN: splitlinear-opt %s -mlir-print-op-generic | splitlinear-opt | FileCheck %s
+// RUN: splitlinear-opt %s -mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: func @linear_bias
+// CHECK: slin.linear ins(%{{.*}} : memref<4x16xf32>) weights(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x16xf32>, memref<2x16xf32>, memref<2x16xf32>) bias(%{{.*}}, %{{.*}}, %{{.*}} : memref<8xf32>, memref<2xf32>, memref<2xf32>) outs(%{{.*}} : memref<4x12xf32>)
+// GENERIC-LABEL: sym_name = "linear_bias"
+// GENERIC: "slin.linear"({{.*}}) <{operandSegmentSizes = array<i32: 1, 3, 3, 1>}>
+func.func @linear_bias(%x: memref<4x16xf32>, %wq: memref<8x16xf32>, %wk: memref<2x16xf32>, %wv: memref<2x16xf32>,
+                       %bq: memref<8xf32>, %bk: memref<2xf32>, %bv: memref<2xf32>, %y: memref<4x12xf32>) {
+  slin.linear ins(%x : memref<4x16xf32>)
+      weights(%wq, %wk, %wv : memref<8x16xf32>, memref<2x16xf32>, memref<2x16xf32>)
+      bias(%bq, %bk, %bv : memref<8xf32>, memref<2xf32>, memref<2xf32>)
+      outs(%y : memref<4x12xf32>)
+  return
+}
+
+// CHECK-LABEL: func @linear_dynamic_strided
+// CHECK: slin.linear ins(%{{.*}} : memref<?x?xbf16>) weights(%{{.*}}, %{{.*}} : memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf32>) outs(%{{.*}} : memref<?x?xbf16, strided<[?, 1], offset: ?>>)
+// CHECK-NOT: bias
+func.func @linear_dynamic_strided(%x: memref<?x?xbf16>, %a: memref<?x?xbf16, strided<[?, ?], offset: ?>>,
+                                  %b: memref<?x?xf32>, %y: memref<?x?xbf16, strided<[?, 1], offset: ?>>) {
+  slin.linear ins(%x : memref<?x?xbf16>)
+      weights(%a, %b : memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf32>)
+      outs(%y : memref<?x?xbf16, strided<[?, 1], offset: ?>>)
+  return
+}
+
+// CHECK-LABEL: func @dgrad
+// CHECK: slin.linear_dgrad ins(%{{.*}} : memref<4x12xf16>) weights(%{{.*}}, %{{.*}} : memref<8x16xf16>, memref<4x16xf16>) outs(%{{.*}} : memref<4x16xf16>)
+func.func @dgrad(%dy: memref<4x12xf16>, %a: memref<8x16xf16>, %b: memref<4x16xf16>, %dx: memref<4x16xf16>) {
+  slin.linear_dgrad ins(%dy : memref<4x12xf16>) weights(%a, %b : memref<8x16xf16>, memref<4x16xf16>)
+      outs(%dx : memref<4x16xf16>)
+  return
+}
+
+// CHECK-LABEL: func @gemm_epilogues
+// CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x16xf32>, memref<12x16xf32>) bias(%{{.*}} : memref<12xf32>) outs(%{{.*}} : memref<4x12xf32>) {epilogue = #slin.epilogue<bias>, transpose_b}
+// CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf32>, memref<4x16xf32>) bias(%{{.*}} : memref<12xf32>) outs(%{{.*}} : memref<12x16xf32>) {epilogue = #slin.epilogue<bias_grad>, transpose_a}
+// CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf32>, memref<12x16xf32>) outs(%{{.*}} : memref<4x16xf32>)
+// CHECK-NOT: epilogue
+func.func @gemm_epilogues(%x: memref<4x16xf32>, %w: memref<12x16xf32>, %b: memref<12xf32>, %y: memref<4x12xf32>,
+                          %dy: memref<4x12xf32>, %dw: memref<12x16xf32>, %db: memref<12xf32>, %dx: memref<4x16xf32>) {
+  slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>) bias(%b : memref<12xf32>) outs(%y : memref<4x12xf32>)
+      {transpose_b, epilogue = #slin.epilogue<bias>}
+  slin.gemm ins(%dy, %x : memref<4x12xf32>, memref<4x16xf32>) bias(%db : memref<12xf32>) outs(%dw : memref<12x16xf32>)
+      {transpose_a, epilogue = #slin.epilogue<bias_grad>}
+  slin.gemm ins(%dy, %w : memref<4x12xf32>, memref<12x16xf32>) outs(%dx : memref<4x16xf32>)
+  return
+}
+
+// CHECK-LABEL: func @concat_and_views
+// CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<2x8xf32>, memref<3x8xbf16>) outs(%{{.*}} : memref<5x8xf32>)
+// CHECK: slin.is_adjacent %{{.*}}, %{{.*}} {alignment = 32 : i64} : memref<2x8xf32>, memref<3x8xf32>
+// CHECK: slin.is_adjacent %{{.*}}, %{{.*}} : memref<2xf32>, memref<3xf32>
+// CHECK: slin.view_concat %{{.*}}, %{{.*}} : memref<2x8xf32>, memref<3x8xf32> -> memref<5x8xf32, strided<[?, 1], offset: ?>>
+// GENERIC-LABEL: sym_name = "concat_and_views"
+// GENERIC: "slin.is_adjacent"({{.*}}) <{alignment = 16 : i64}>
+func.func @concat_and_views(%a: memref<2x8xf32>, %b: memref<3x8xbf16>, %c: memref<3x8xf32>, %buf: memref<5x8xf32>,
+                            %u: memref<2xf32>, %v: memref<3xf32>) -> (i1, i1, memref<5x8xf32, strided<[?, 1], offset: ?>>) {
+  slin.concat ins(%a, %b : memref<2x8xf32>, memref<3x8xbf16>) outs(%buf : memref<5x8xf32>)
+  %ok = slin.is_adjacent %a, %c {alignment = 32} : memref<2x8xf32>, memref<3x8xf32>
+  %ok1 = slin.is_adjacent %u, %v : memref<2xf32>, memref<3xf32>
+  %view = slin.view_concat %a, %c : memref<2x8xf32>, memref<3x8xf32> -> memref<5x8xf32, strided<[?, 1], offset: ?>>
+  return %ok, %ok1, %view : i1, i1, memref<5x8xf32, strided<[?, 1], offset: ?>>
+}

@@ -1,0 +1,34 @@
+# -*- Python -*-
+"""lit configuration of the splitlinear regression tests."""
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "SPLITLINEAR"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.splitlinear_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%splitlinear_libs", config.splitlinear_lib_dir))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.splitlinear_tools_dir, config.llvm_tools_dir]
+tools = [
+    "splitlinear-opt",
+    ToolSubst("splitlinear-runner", unresolved="ignore"),
+    ToolSubst("mlir-runner", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+if config.enable_cuda:
+    config.available_features.add("cuda-toolkit")
