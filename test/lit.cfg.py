@@ -21,6 +21,8 @@ config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` at the start of a RUN line is found through PATH, not substituted.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.splitlinear_tools_dir, config.llvm_tools_dir]
 tools = [
