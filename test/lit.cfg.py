@@ -9,8 +9,8 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "SPLITLINEAR"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.suffixes = [".mlir", ".c"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.splitlinear_obj_root, "test")
 
@@ -27,6 +27,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.splitlinear_tools_dir, config.llvm_tools_dir]
 tools = [
     "splitlinear-opt",
+    "splitlinear-capi-test",
     ToolSubst("splitlinear-runner", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),
 ]

@@ -1,0 +1,115 @@
+/*===- SplitLinear.h - splitlinear compiler C API -----------------*- C -*-===*\
+|*                                                                            *|
+|* The C API of the splitlinear compiler: parse `slin` IR, run pipelines,    *|
+|* JIT-compile, look up and invoke entry points, and build the IR of the     *|
+|* kernels the torch op needs (the one IR producer for kernels). Exported    *|
+|* from libsplitlinear_c.so with every other symbol hidden. No exceptions    *|
+|* cross it; failures return NULL / non-zero and a heap string (free it with *|
+|* slinStringFree) holding the diagnostics.                                  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef SPLITLINEAR_C_SPLITLINEAR_H
+#define SPLITLINEAR_C_SPLITLINEAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SLIN_CAPI_EXPORT __attribute__((visibility("default")))
+
+/// An MLIR module with its own context. Not thread-safe; distinct modules are
+/// independent.
+typedef struct SlinModuleImpl *SlinModule;
+/// A JIT-compiled module. Lookups and calls are thread-safe.
+typedef struct SlinEngineImpl *SlinEngine;
+
+/// Frees a string returned by this API (NULL is fine).
+SLIN_CAPI_EXPORT void slinStringFree(char *str);
+
+/// Parses `ir` (MLIR text, `length` bytes) into a verified module. Returns
+/// NULL on failure with the diagnostics in `*error` (if `error` is non-NULL).
+SLIN_CAPI_EXPORT SlinModule slinModuleParse(const char *ir, size_t length,
+                                            char **error);
+/// Prints the module (generic form off, locations off).
+SLIN_CAPI_EXPORT char *slinModuleToString(SlinModule module);
+/// Runs a textual pass pipeline (e.g. "builtin.module(splitlinear-pipeline
+/// {target=cpu})"; a pipeline without the `builtin.module(...)` anchor is
+/// anchored for you) with the verifier after every pass. Returns 0 on
+/// success; on failure non-zero with the diagnostics in `*diagnostics`.
+SLIN_CAPI_EXPORT int slinModuleRunPipeline(SlinModule module,
+                                           const char *pipeline,
+                                           char **diagnostics);
+SLIN_CAPI_EXPORT void slinModuleDestroy(SlinModule module);
+
+/// JIT-compiles a module lowered to the LLVM dialect, at LLVM `optLevel`
+/// (0-3). The splitlinear runtime's entry points are registered explicitly,
+/// so they resolve however this library was loaded (RTLD_LOCAL included).
+/// Returns NULL with the real error text in `*error` on failure. The module
+/// may be destroyed afterwards.
+SLIN_CAPI_EXPORT SlinEngine slinEngineCreate(SlinModule module, int optLevel,
+                                             char **error);
+/// The packed-argument wrapper `void fn(void **args)` of function `name` (for
+/// a function with `llvm.emit_c_interface`, pass "_mlir_ciface_<name>";
+/// args[i] then points to the i-th argument: the context pointer or a
+/// memref descriptor pointer). NULL if there is none.
+SLIN_CAPI_EXPORT void (*slinEngineLookupPacked(SlinEngine engine,
+                                                const char *name))(void **);
+/// Calls the packed wrapper of `name`. Returns 0, or non-zero with `*error`.
+SLIN_CAPI_EXPORT int slinEngineInvokePacked(SlinEngine engine, const char *name,
+                                            void **args, char **error);
+SLIN_CAPI_EXPORT void slinEngineDestroy(SlinEngine engine);
+
+//===----------------------------------------------------------------------===//
+// Kernels of the torch op
+//===----------------------------------------------------------------------===//
+
+typedef enum SlinKernelKind {
+  /// y[M, N] = x[M, K] · concat(w_i[N_i, K])ᵀ (+ concat(b_i[N_i]))
+  SLIN_KERNEL_FPROP = 0,
+  /// dx[M, K] = dy[M, N] · concat(w_i[N_i, K])
+  SLIN_KERNEL_DGRAD = 1,
+  /// dw[N, K] = dyᵀ · x and, with has_bias, db[N] = Σ_m dy[m, :]
+  SLIN_KERNEL_WGRAD = 2,
+} SlinKernelKind;
+
+/// What a kernel is compiled for. Dims are dynamic: one kernel serves all
+/// shapes of a signature. Element types use slinrt_dtype (Runtime.h).
+typedef struct SlinKernelSpec {
+  SlinKernelKind kind;
+  int32_t dtype;               /* input/output/gradient element type */
+  int32_t num_parts;           /* weight parts (FPROP, DGRAD); >= 1 */
+  const int32_t *part_dtypes;  /* num_parts entries, or NULL: all `dtype` */
+  int32_t has_bias;            /* FPROP: bias parts; WGRAD: bias gradient */
+  const int32_t *bias_dtypes;  /* num_parts entries, or NULL: all `dtype` */
+  int32_t target;              /* 0 = cpu (BLAS), 1 = cuda (cuBLASLt) */
+  int64_t alignment;           /* bytes a zero-copy view must be aligned to */
+} SlinKernelSpec;
+
+/// The `slin` IR of the kernel `spec` describes, as text: one public
+/// function `slin_kernel` with `llvm.emit_c_interface`, taking the context
+/// (`!llvm.ptr {slin.context}`) and then strided memrefs:
+///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y
+///   DGRAD: dy, w_0..w_{n-1}, dx
+///   WGRAD: dy, x, dw, [db]
+/// Returns NULL with `*error` on an invalid spec.
+SLIN_CAPI_EXPORT char *slinKernelBuildIR(const SlinKernelSpec *spec,
+                                         char **error);
+
+/// Builds the kernel IR, runs `splitlinear-pipeline{target=...}` and
+/// JIT-compiles it. On success stores the packed entry point
+/// (`_mlir_ciface_slin_kernel`) in `*entry` and returns the engine that owns
+/// it. On failure returns NULL; `*error` then holds the diagnostics, the IR
+/// and a one-line `splitlinear-opt` command that repeats the failure.
+SLIN_CAPI_EXPORT SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
+                                              void (**entry)(void **),
+                                              char **error);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // SPLITLINEAR_C_SPLITLINEAR_H
