@@ -99,14 +99,17 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
                           std::string &diagnostics) {
   MLIRContext *ctx = module.getContext();
   DiagnosticCollector collector(ctx);
-  std::string anchored = pipeline.str();
-  if (!StringRef(anchored).trim().starts_with("builtin.module("))
-    anchored = "builtin.module(" + anchored + ")";
-  PassManager pm(ctx);
+  // The pass manager is anchored on builtin.module; parsePassPipeline adds
+  // the pipeline *inside* that anchor, so an explicit anchor is stripped.
+  StringRef body = pipeline.trim();
+  if (body.consume_front("builtin.module(") && body.consume_back(")"))
+    body = body.trim();
+  std::string anchored = ("builtin.module(" + body + ")").str();
+  PassManager pm(ctx, ModuleOp::getOperationName());
   pm.enableVerifier(true);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(parsePassPipeline(anchored, pm, errorStream))) {
+  if (failed(parsePassPipeline(body, pm, errorStream))) {
     diagnostics = "invalid pass pipeline '" + anchored + "': " + parseErrors;
     return failure();
   }

@@ -1,0 +1,111 @@
+//===- KernelCache.cpp - compiled kernels of the torch op -------*- C++ -*-===//
+//
+// Implements the bounded, thread-safe kernel cache of the torch op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCache.h"
+
+#include <c10/util/Exception.h>
+
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace splitlinear {
+
+bool KernelKey::operator==(const KernelKey &o) const {
+  return kind == o.kind && dtype == o.dtype && partDtypes == o.partDtypes &&
+         biasDtypes == o.biasDtypes && hasBias == o.hasBias &&
+         target == o.target;
+}
+
+namespace {
+struct KeyHash {
+  size_t operator()(const KernelKey &k) const {
+    size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
+                                    int64_t(k.hasBias) << 16 ^ k.target);
+    for (int32_t d : k.partDtypes)
+      h = h * 1000003u ^ std::hash<int32_t>()(d);
+    for (int32_t d : k.biasDtypes)
+      h = h * 998244353u ^ std::hash<int32_t>()(d + 7);
+    return h;
+  }
+};
+
+/// LRU list of keys plus a map to (kernel, position in the list).
+struct Cache {
+  std::mutex mutex;
+  std::list<KernelKey> order;
+  std::unordered_map<KernelKey,
+                     std::pair<std::shared_ptr<const Kernel>,
+                               std::list<KernelKey>::iterator>,
+                     KeyHash>
+      map;
+};
+
+Cache &cache() {
+  static Cache *instance = new Cache(); // never destroyed: engines may outlive main
+  return *instance;
+}
+} // namespace
+
+OpCounters &counters() {
+  static OpCounters instance;
+  return instance;
+}
+
+size_t capacity() { return 256; }
+
+size_t cacheSize() {
+  std::lock_guard<std::mutex> lock(cache().mutex);
+  return cache().map.size();
+}
+
+std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
+  Cache &c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.map.find(key);
+    if (it != c.map.end()) {
+      c.order.splice(c.order.begin(), c.order, it->second.second);
+      counters().cacheHits.fetch_add(1, std::memory_order_relaxed);
+      return it->second.first;
+    }
+  }
+  // Compile outside the lock: another thread may compile the same key; the
+  // first to insert wins and the other engine is dropped.
+  SlinKernelSpec spec{};
+  spec.kind = key.kind;
+  spec.dtype = key.dtype;
+  spec.num_parts = static_cast<int32_t>(key.partDtypes.size());
+  spec.part_dtypes = key.partDtypes.data();
+  spec.has_bias = key.hasBias;
+  spec.bias_dtypes = key.biasDtypes.empty() ? nullptr : key.biasDtypes.data();
+  spec.target = key.target;
+  spec.alignment = 16;
+  void (*entry)(void **) = nullptr;
+  char *error = nullptr;
+  SlinEngine engine = slinKernelCompile(&spec, &entry, &error);
+  if (!engine) {
+    std::string message = error ? error : "unknown error";
+    slinStringFree(error);
+    TORCH_CHECK(false, "splitlinear: compiling the kernel failed:\n", message);
+  }
+  counters().compiles.fetch_add(1, std::memory_order_relaxed);
+  auto kernel = std::make_shared<const Kernel>(engine, entry);
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.map.find(key);
+  if (it != c.map.end())
+    return it->second.first;
+  c.order.push_front(key);
+  c.map.emplace(key, std::make_pair(kernel, c.order.begin()));
+  while (c.map.size() > capacity()) {
+    c.map.erase(c.order.back());
+    c.order.pop_back();
+    counters().evictions.fetch_add(1, std::memory_order_relaxed);
+  }
+  return kernel;
+}
+
+} // namespace splitlinear

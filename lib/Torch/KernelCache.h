@@ -1,0 +1,69 @@
+//===- KernelCache.h - compiled kernels of the torch op ---------*- C++ -*-===//
+//
+// A bounded cache of JIT-compiled kernels keyed by signature (kind, dtypes,
+// part count, bias presence, target). Compiling happens on the first call of
+// a signature (or ahead of time, through `splitlinear::precompile`); every
+// later call is a hash lookup.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_LIB_TORCH_KERNELCACHE_H
+#define SPLITLINEAR_LIB_TORCH_KERNELCACHE_H
+
+#include "splitlinear-c/SplitLinear.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace splitlinear {
+
+/// The signature a kernel is compiled for. Dims are dynamic in the kernel.
+struct KernelKey {
+  SlinKernelKind kind;
+  int32_t dtype;
+  std::vector<int32_t> partDtypes;
+  std::vector<int32_t> biasDtypes;
+  bool hasBias;
+  int32_t target;
+  bool operator==(const KernelKey &other) const;
+};
+
+/// A compiled kernel: owns the JIT engine, exposes the packed entry point.
+class Kernel {
+public:
+  Kernel(SlinEngine engine, void (*entry)(void **))
+      : engine(engine), entry(entry) {}
+  ~Kernel() { slinEngineDestroy(engine); }
+  Kernel(const Kernel &) = delete;
+  Kernel &operator=(const Kernel &) = delete;
+  /// Calls the kernel; `args[0]` points to the context, then one pointer to
+  /// each memref descriptor pointer.
+  void operator()(void **args) const { entry(args); }
+
+private:
+  SlinEngine engine;
+  void (*entry)(void **);
+};
+
+/// Returns the kernel for `key`, compiling it on first use. Throws
+/// c10::Error with the compiler's diagnostics (IR and repro command
+/// included) when compilation fails. Thread-safe. At most `capacity()`
+/// kernels stay cached (least recently used ones are dropped; a kernel in use
+/// stays alive through its shared_ptr).
+std::shared_ptr<const Kernel> getKernel(const KernelKey &key);
+
+/// Counters of the op library (monotonic until reset).
+struct OpCounters {
+  std::atomic<int64_t> views{0}, cats{0}, perPartGemms{0}, compiles{0},
+      cacheHits{0}, evictions{0};
+};
+OpCounters &counters();
+size_t cacheSize();
+size_t capacity();
+
+} // namespace splitlinear
+
+#endif // SPLITLINEAR_LIB_TORCH_KERNELCACHE_H

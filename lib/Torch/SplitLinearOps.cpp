@@ -1,0 +1,405 @@
+//===- SplitLinearOps.cpp - torch.ops.splitlinear.* -------------*- C++ -*-===//
+//
+// The LibTorch ops. Each one validates its arguments (errors name the
+// offending argument), flattens leading dims, allocates outputs with
+// PyTorch's allocator, passes every tensor to a JIT-compiled kernel as a
+// strided memref descriptor over its storage (base pointer + storage
+// offset, so parts of one storage share a base), and checks the runtime
+// context afterwards. Whether weight parts are adjacent is decided inside the
+// kernel, on every call (the compiled run-time check).
+//
+// Schemas (shapes: input [..., K], weight_i [N_i, K], bias_i [N_i]):
+//   linear(Tensor input, Tensor[] weight, Tensor[]? bias) -> Tensor [..., ΣN_i]
+//   linear_dgrad(Tensor grad_output, Tensor[] weight) -> Tensor [..., K]
+//   linear_wgrad(Tensor grad_output, Tensor input, bool bias)
+//       -> (Tensor [N, K], Tensor [N] or [0])
+//   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
+//                                  cache_hits, evictions, cache_size)
+//   reset_runtime_counters() -> ()
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCache.h"
+#include "splitlinear/Runtime/Runtime.h"
+
+#include <ATen/ATen.h>
+#include <ATen/DeviceGuard.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include <memory>
+#include <unordered_map>
+
+using splitlinear::counters;
+using splitlinear::getKernel;
+using splitlinear::KernelKey;
+
+namespace {
+
+int32_t dtypeCode(at::ScalarType type) {
+  switch (type) {
+  case at::kFloat:
+    return SLINRT_F32;
+  case at::kHalf:
+    return SLINRT_F16;
+  case at::kBFloat16:
+    return SLINRT_BF16;
+  case at::kDouble:
+    return SLINRT_F64;
+  default:
+    return -1;
+  }
+}
+
+/// The storage base of `t` (so that views of one storage share it).
+void *storageBase(const at::Tensor &t) {
+  if (!t.has_storage() || !t.storage().data())
+    return nullptr;
+  return const_cast<void *>(t.storage().data());
+}
+
+slinrt_memref2d descriptor2d(const at::Tensor &t) {
+  void *base = storageBase(t);
+  return {base, base, base ? t.storage_offset() : 0, {t.size(0), t.size(1)},
+          {t.stride(0), t.stride(1)}};
+}
+
+slinrt_memref1d descriptor1d(const at::Tensor &t) {
+  void *base = storageBase(t);
+  return {base, base, base ? t.storage_offset() : 0, {t.size(0)},
+          {t.stride(0)}};
+}
+
+/// Deleter of thread-local contexts.
+struct ContextDeleter {
+  void operator()(slinrt_context *ctx) const { slinrt_context_destroy(ctx); }
+};
+using ContextPtr = std::unique_ptr<slinrt_context, ContextDeleter>;
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+void *cachingAlloc(void *, size_t bytes, int, void *stream) {
+  return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(
+      bytes, static_cast<cudaStream_t>(stream));
+}
+void cachingFree(void *, void *ptr, int, void *) {
+  c10::cuda::CUDACachingAllocator::raw_delete(ptr);
+}
+#endif
+
+/// The runtime context of this thread for `device`, bound to the current
+/// stream. Contexts carry sticky error state, hence one per thread.
+slinrt_context *contextFor(const at::Device &device, const char *op) {
+  if (device.is_cpu()) {
+    thread_local ContextPtr cpu(slinrt_context_create_cpu());
+    TORCH_CHECK(cpu, op, ": could not create the CPU runtime context");
+    return cpu.get();
+  }
+#ifdef SPLITLINEAR_TORCH_CUDA
+  if (device.is_cuda()) {
+    thread_local std::unordered_map<int, ContextPtr> cuda;
+    int index = device.index();
+    cudaStream_t stream = c10::cuda::getCurrentCUDAStream(index).stream();
+    auto it = cuda.find(index);
+    if (it == cuda.end()) {
+      slinrt_context *ctx = slinrt_context_create_cuda(index, stream);
+      TORCH_CHECK(ctx, op, ": could not create the CUDA runtime context: ",
+                  slinrt_last_create_error());
+      slinrt_context_set_allocator(ctx, cachingAlloc, cachingFree, nullptr);
+      it = cuda.emplace(index, ContextPtr(ctx)).first;
+    } else {
+      slinrt_context_set_stream(it->second.get(), stream);
+    }
+    slinrt_context_set_allow_tf32(
+        it->second.get(), at::globalContext().allowTF32CuBLAS() ? 1 : 0);
+    return it->second.get();
+  }
+#endif
+  TORCH_CHECK(false, op, ": tensors on ", device,
+              " are not supported (this build handles cpu",
+#ifdef SPLITLINEAR_TORCH_CUDA
+              " and cuda",
+#endif
+              ")");
+}
+
+/// Raises the context's error (and clears it) if the kernel failed.
+void checkContext(slinrt_context *ctx, const char *op) {
+  if (slinrt_context_status(ctx) == SLINRT_OK)
+    return;
+  std::string message = slinrt_context_error(ctx);
+  slinrt_context_clear_error(ctx);
+  TORCH_CHECK(false, op, ": ", message);
+}
+
+void checkFloat(const at::Tensor &t, const char *op, const std::string &name) {
+  TORCH_CHECK(dtypeCode(t.scalar_type()) >= 0, op, ": ", name, " has dtype ",
+              t.scalar_type(),
+              "; supported are float32, float16, bfloat16 and float64");
+}
+
+void checkLike(const at::Tensor &t, const at::Tensor &ref, const char *op,
+               const std::string &name, const char *refName) {
+  TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ",
+              t.device(), " but ", refName, " is on ", ref.device());
+  TORCH_CHECK(t.scalar_type() == ref.scalar_type(), op, ": ", name,
+              " has dtype ", t.scalar_type(), " but ", refName, " has ",
+              ref.scalar_type());
+}
+
+/// Validates weight parts against K (their columns) and returns Σ N_i.
+int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
+                     const char *op, const char *refName) {
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  int64_t n = 0;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    std::string name = "weight[" + std::to_string(i) + "]";
+    TORCH_CHECK(weight[i].defined(), op, ": ", name, " is undefined");
+    TORCH_CHECK(weight[i].dim() == 2, op, ": ", name, " must be 2-D [N_i, K], got ",
+                weight[i].dim(), "-D");
+    checkLike(weight[i], ref, op, name, refName);
+    TORCH_CHECK(weight[i].size(1) == k, op, ": ", name, " has ",
+                weight[i].size(1), " columns but ", refName, " has K = ", k);
+    n += weight[i].size(0);
+  }
+  return n;
+}
+
+/// Leading dims of `t` flattened: [prod(t.shape[:-1]), t.shape[-1]].
+at::Tensor flatten2d(const at::Tensor &t) {
+  return t.reshape({-1, t.size(-1)});
+}
+
+std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
+  std::vector<int64_t> out(shape.begin(), shape.end());
+  out.back() = last;
+  return out;
+}
+
+/// Runs `kernel` on descriptors (2-D first, then 1-D, in argument order given
+/// by `order`: 2 for a matrix, 1 for a vector) and updates the counters.
+struct Call {
+  std::vector<slinrt_memref2d> matrices;
+  std::vector<slinrt_memref1d> vectors;
+  std::vector<int> order;
+  void matrix(const at::Tensor &t) {
+    matrices.push_back(descriptor2d(t));
+    order.push_back(2);
+  }
+  void vector(const at::Tensor &t) {
+    vectors.push_back(descriptor1d(t));
+    order.push_back(1);
+  }
+  void run(const KernelKey &key, slinrt_context *ctx, const char *op,
+           bool countPaths) {
+    std::shared_ptr<const splitlinear::Kernel> kernel = getKernel(key);
+    std::vector<void *> pointers;
+    pointers.reserve(order.size());
+    size_t m = 0, v = 0;
+    for (int kind : order)
+      pointers.push_back(kind == 2 ? static_cast<void *>(&matrices[m++])
+                                   : static_cast<void *>(&vectors[v++]));
+    std::vector<void *> args;
+    args.reserve(order.size() + 1);
+    args.push_back(&ctx);
+    for (void *&p : pointers)
+      args.push_back(&p);
+    slinrt_counters before = slinrt_context_counters(ctx);
+    (*kernel)(args.data());
+    checkContext(ctx, op);
+    if (!countPaths)
+      return;
+    slinrt_counters after = slinrt_context_counters(ctx);
+    if (after.copies > before.copies)
+      counters().cats.fetch_add(1, std::memory_order_relaxed);
+    else if (after.gemms - before.gemms > 1)
+      counters().perPartGemms.fetch_add(1, std::memory_order_relaxed);
+    else
+      counters().views.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+/// Makes `t`'s device current for the duration of an op (no-op on CPU).
+#define SPLITLINEAR_DEVICE_GUARD(t)                                            \
+  c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
+
+int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
+
+//===----------------------------------------------------------------------===//
+// linear (fprop)
+//===----------------------------------------------------------------------===//
+
+at::Tensor linear(const at::Tensor &input, at::TensorList weight,
+                  std::optional<at::TensorList> bias) {
+  constexpr const char *op = "splitlinear.linear";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkFloat(input, op, "input");
+  int64_t k = input.size(-1);
+  int64_t n = checkWeights(weight, input, k, op, "input");
+  bool hasBias = bias.has_value();
+  if (hasBias) {
+    TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
+                " tensors but weight has ", weight.size());
+    for (size_t i = 0; i < bias->size(); ++i) {
+      std::string name = "bias[" + std::to_string(i) + "]";
+      const at::Tensor &b = (*bias)[i];
+      TORCH_CHECK(b.defined() && b.dim() == 1, op, ": ", name,
+                  " must be 1-D [N_i]");
+      checkLike(b, input, op, name, "input");
+      TORCH_CHECK(b.size(0) == weight[i].size(0), op, ": ", name, " has ",
+                  b.size(0), " elements but weight[", i, "] has ",
+                  weight[i].size(0), " rows");
+    }
+  }
+  SPLITLINEAR_DEVICE_GUARD(input);
+  at::Tensor x = flatten2d(input);
+  at::Tensor y = at::empty({x.size(0), n}, input.options());
+  std::vector<int64_t> shape = withLast(input.sizes(), n);
+  if (x.size(0) == 0 || n == 0)
+    return y.view(shape);
+  if (k == 0) {
+    // An empty reduction: zeros plus the bias, as F.linear gives.
+    if (hasBias)
+      y.copy_(at::cat(*bias).unsqueeze(0).expand({x.size(0), n}));
+    else
+      y.zero_();
+    return y.view(shape);
+  }
+  KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
+                std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
+                {}, hasBias, targetOf(input)};
+  Call call;
+  call.matrix(x);
+  for (const at::Tensor &w : weight)
+    call.matrix(w);
+  if (hasBias)
+    for (const at::Tensor &b : *bias)
+      call.vector(b);
+  call.matrix(y);
+  call.run(key, contextFor(input.device(), op), op, /*countPaths=*/true);
+  return y.view(shape);
+}
+
+//===----------------------------------------------------------------------===//
+// linear_dgrad / linear_wgrad (backward)
+//===----------------------------------------------------------------------===//
+
+at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight) {
+  constexpr const char *op = "splitlinear.linear_dgrad";
+  TORCH_CHECK(gradOutput.defined() && gradOutput.dim() >= 1, op,
+              ": grad_output must be a tensor of at least 1 dim [..., N]");
+  checkFloat(gradOutput, op, "grad_output");
+  TORCH_CHECK(!weight.empty() && weight[0].dim() == 2, op,
+              ": weight must hold 2-D tensors [N_i, K]");
+  int64_t k = weight[0].size(1);
+  int64_t n = checkWeights(weight, gradOutput, k, op, "weight[0]");
+  TORCH_CHECK(gradOutput.size(-1) == n, op, ": grad_output has ",
+              gradOutput.size(-1), " columns but the weight parts have ", n,
+              " rows in all");
+  SPLITLINEAR_DEVICE_GUARD(gradOutput);
+  at::Tensor dy = flatten2d(gradOutput);
+  std::vector<int64_t> shape = withLast(gradOutput.sizes(), k);
+  if (dy.size(0) == 0 || k == 0)
+    return at::empty(shape, gradOutput.options());
+  if (n == 0)
+    return at::zeros(shape, gradOutput.options());
+  at::Tensor dx = at::empty({dy.size(0), k}, gradOutput.options());
+  int32_t dtype = dtypeCode(gradOutput.scalar_type());
+  KernelKey key{SLIN_KERNEL_DGRAD, dtype,
+                std::vector<int32_t>(weight.size(), dtype), {}, false,
+                targetOf(gradOutput)};
+  Call call;
+  call.matrix(dy);
+  for (const at::Tensor &w : weight)
+    call.matrix(w);
+  call.matrix(dx);
+  call.run(key, contextFor(gradOutput.device(), op), op, /*countPaths=*/false);
+  return dx.view(shape);
+}
+
+std::tuple<at::Tensor, at::Tensor>
+linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
+  constexpr const char *op = "splitlinear.linear_wgrad";
+  TORCH_CHECK(gradOutput.defined() && gradOutput.dim() >= 1, op,
+              ": grad_output must be a tensor of at least 1 dim [..., N]");
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkFloat(gradOutput, op, "grad_output");
+  checkLike(input, gradOutput, op, "input", "grad_output");
+  SPLITLINEAR_DEVICE_GUARD(gradOutput);
+  at::Tensor dy = flatten2d(gradOutput);
+  at::Tensor x = flatten2d(input);
+  TORCH_CHECK(dy.size(0) == x.size(0), op, ": grad_output has ", dy.size(0),
+              " rows (leading dims flattened) but input has ", x.size(0));
+  int64_t n = dy.size(1), k = x.size(1);
+  at::Tensor dw = at::empty({n, k}, gradOutput.options());
+  at::Tensor db = at::empty({bias ? n : 0}, gradOutput.options());
+  if (dy.size(0) == 0 || n == 0 || k == 0) {
+    dw.zero_();
+    db.zero_();
+    if (bias && dy.size(0) > 0 && k == 0)
+      db.copy_(dy.sum(0));
+    return {dw, db};
+  }
+  int32_t dtype = dtypeCode(gradOutput.scalar_type());
+  KernelKey key{SLIN_KERNEL_WGRAD, dtype, {}, {}, bias, targetOf(gradOutput)};
+  Call call;
+  call.matrix(dy);
+  call.matrix(x);
+  call.matrix(dw);
+  if (bias)
+    call.vector(db);
+  call.run(key, contextFor(gradOutput.device(), op), op, /*countPaths=*/false);
+  return {dw, db};
+}
+
+//===----------------------------------------------------------------------===//
+// Counters
+//===----------------------------------------------------------------------===//
+
+std::vector<int64_t> runtimeCounters() {
+  auto &c = counters();
+  return {c.views.load(),     c.cats.load(),      c.perPartGemms.load(),
+          c.compiles.load(),  c.cacheHits.load(), c.evictions.load(),
+          static_cast<int64_t>(splitlinear::cacheSize())};
+}
+
+void resetRuntimeCounters() {
+  auto &c = counters();
+  c.views = 0;
+  c.cats = 0;
+  c.perPartGemms = 0;
+  c.compiles = 0;
+  c.cacheHits = 0;
+  c.evictions = 0;
+}
+
+} // namespace
+
+TORCH_LIBRARY(splitlinear, m) {
+  m.def("linear(Tensor input, Tensor[] weight, Tensor[]? bias=None) -> Tensor");
+  m.def("linear_dgrad(Tensor grad_output, Tensor[] weight) -> Tensor");
+  m.def("linear_wgrad(Tensor grad_output, Tensor input, bool bias) -> "
+        "(Tensor, Tensor)");
+  m.def("runtime_counters() -> int[]", &runtimeCounters);
+  m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
+}
+
+TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
+  m.impl("linear", &linear);
+  m.impl("linear_dgrad", &linearDgrad);
+  m.impl("linear_wgrad", &linearWgrad);
+}
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) {
+  m.impl("linear", &linear);
+  m.impl("linear_dgrad", &linearDgrad);
+  m.impl("linear_wgrad", &linearWgrad);
+}
+#endif

@@ -1,0 +1,163 @@
+"""``torch.ops.splitlinear.*``: eager entry point, fake kernels and autograd.
+
+The op computes ``y = x · concat(W_0..W_{n-1})ᵀ + concat(b_0..b_{n-1})`` with
+``x`` ``[..., K]``, ``W_i`` ``[N_i, K]``, ``b_i`` ``[N_i]`` and ``y``
+``[..., ΣN_i]``, on CPU (OpenBLAS) or CUDA (cuBLASLt), in float32, float16,
+bfloat16 or float64 (accumulating in float32/float64). The parts are used in
+place when they are adjacent in one storage (checked on every call inside the
+compiled kernel); otherwise they are concatenated into a temporary buffer.
+
+Backward: the input gradient (dgrad) uses the same checked view of the
+weights; the weight gradient (wgrad) of each run of consecutive trainable
+parts is one GEMM into one full gradient buffer, with the bias gradient fused
+into it as the GEMM's epilogue, and each part's gradient is a view (row block)
+of that buffer. Frozen parts get no wgrad; frozen weights with trainable
+biases still get bias gradients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ._library import load_library
+
+load_library()
+
+_COUNTER_KEYS = (
+    "views",
+    "cats",
+    "per_part_gemms",
+    "compiles",
+    "cache_hits",
+    "evictions",
+    "cache_size",
+)
+
+
+def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None) -> Tensor:
+    """Split-parameter linear layer: ``F.linear(input, cat(weight), cat(bias))`` without the cat.
+
+    Args:
+        input: ``[..., K]`` floating tensor.
+        weight: one or more ``[N_i, K]`` tensors with input's dtype and device.
+        bias: None, or one ``[N_i]`` tensor per weight part.
+
+    Returns:
+        A new ``[..., ΣN_i]`` tensor (never a view of an input).
+
+    Raises:
+        RuntimeError: on mismatched shapes, dtypes or devices, naming the argument
+            (e.g. ``weight[1] has 32 columns but input has K = 16``).
+    """
+    return torch.ops.splitlinear.linear(
+        input, list(weight), None if bias is None else list(bias)
+    )
+
+
+def runtime_counters() -> dict[str, int]:
+    """What the op library did so far: ``views`` (calls whose parts were used in
+    place), ``cats`` (calls that copied parts), ``per_part_gemms`` (calls that ran
+    one GEMM per part), ``compiles`` (kernels JIT-compiled), ``cache_hits``,
+    ``evictions`` and ``cache_size`` of the kernel cache."""
+    values = torch.ops.splitlinear.runtime_counters()
+    return dict(zip(_COUNTER_KEYS, values))
+
+
+def reset_runtime_counters() -> None:
+    """Zeroes the counters of :func:`runtime_counters` (the cache is kept)."""
+    torch.ops.splitlinear.reset_runtime_counters()
+
+
+# -- fake (meta) kernels: shapes only, same checks as the C++ op --------------
+
+
+def _check_parts(input_k: int, weight: Sequence[Tensor], who: str) -> int:
+    torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
+    for i, w in enumerate(weight):
+        torch._check(w.dim() == 2, lambda: f"{who}: weight[{i}] must be 2-D [N_i, K]")
+        torch._check(
+            w.shape[1] == input_k,
+            lambda: f"{who}: weight[{i}] has {w.shape[1]} columns but input has K = {input_k}",
+        )
+    return sum(w.shape[0] for w in weight)
+
+
+@torch.library.register_fake("splitlinear::linear")
+def _linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None) -> Tensor:
+    n = _check_parts(input.shape[-1], weight, "splitlinear.linear")
+    if bias is not None:
+        torch._check(
+            len(bias) == len(weight),
+            lambda: f"splitlinear.linear: bias has {len(bias)} tensors but weight has {len(weight)}",
+        )
+    return input.new_empty((*input.shape[:-1], n))
+
+
+@torch.library.register_fake("splitlinear::linear_dgrad")
+def _dgrad_fake(grad_output: Tensor, weight: Sequence[Tensor]) -> Tensor:
+    return grad_output.new_empty((*grad_output.shape[:-1], weight[0].shape[1]))
+
+
+@torch.library.register_fake("splitlinear::linear_wgrad")
+def _wgrad_fake(grad_output: Tensor, input: Tensor, bias: bool) -> tuple[Tensor, Tensor]:
+    n, k = grad_output.shape[-1], input.shape[-1]
+    return grad_output.new_empty((n, k)), grad_output.new_empty((n if bias else 0,))
+
+
+# -- autograd -------------------------------------------------------------------
+
+
+def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
+    input, weight, bias = inputs
+    ctx.save_for_backward(input, *weight)
+    # requires_grad read here, not ctx.needs_input_grad: the latter has been
+    # reported wrong for tensor-list inputs.
+    ctx.input_needs = input.requires_grad
+    ctx.weight_needs = [w.requires_grad for w in weight]
+    ctx.bias_needs = None if bias is None else [b.requires_grad for b in bias]
+
+
+def _backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, list[Tensor | None], list[Tensor | None] | None]:
+    input, *weight = ctx.saved_tensors
+    n = len(weight)
+    grad_input = torch.ops.splitlinear.linear_dgrad(grad, weight) if ctx.input_needs else None
+    rows = [w.shape[0] for w in weight]
+    offsets = [0]
+    for r in rows:
+        offsets.append(offsets[-1] + r)
+    grad_weight: list[Tensor | None] = [None] * n
+    bias_needs = ctx.bias_needs
+    grad_bias: list[Tensor | None] | None = None if bias_needs is None else [None] * n
+    i = 0
+    while i < n:
+        if not ctx.weight_needs[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and ctx.weight_needs[j]:
+            j += 1
+        with_bias = bias_needs is not None and any(bias_needs[i:j])
+        block = grad if (i == 0 and j == n) else grad[..., offsets[i] : offsets[j]]
+        dw, db = torch.ops.splitlinear.linear_wgrad(block, input, with_bias)
+        for p, part in enumerate(dw.split(rows[i:j])):
+            grad_weight[i + p] = part
+        if with_bias:
+            assert grad_bias is not None and bias_needs is not None
+            for p, part in enumerate(db.split(rows[i:j])):
+                if bias_needs[i + p]:
+                    grad_bias[i + p] = part
+        i = j
+    if bias_needs is not None:
+        assert grad_bias is not None
+        flat = grad.reshape(-1, grad.shape[-1])
+        for p in range(n):
+            if bias_needs[p] and grad_bias[p] is None:
+                grad_bias[p] = flat[:, offsets[p] : offsets[p + 1]].sum(0)
+    return grad_input, grad_weight, grad_bias
+
+
+torch.library.register_autograd("splitlinear::linear", _backward, setup_context=_setup_context)
