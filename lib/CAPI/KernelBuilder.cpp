@@ -66,6 +66,9 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
   if (spec.alignment <= 0 || (spec.alignment & (spec.alignment - 1)))
     return fail("alignment must be a positive power of two, got " +
                 Twine(spec.alignment));
+  if (spec.per_part_max_rows < 0)
+    return fail("per_part_max_rows must be >= 0, got " +
+                Twine(spec.per_part_max_rows));
   auto partTypes = [&](const int32_t *dtypes, int64_t rank)
       -> FailureOr<SmallVector<Type>> {
     SmallVector<Type> types;

@@ -178,7 +178,8 @@ SlinEngine createEngine(ModuleOp module, int optLevel, std::string &error) {
 std::string pipelineFor(const SlinKernelSpec &spec) {
   return "builtin.module(splitlinear-pipeline{target=" +
          std::string(spec.target == 1 ? "cuda" : "cpu") +
-         " alignment=" + std::to_string(spec.alignment) + "})";
+         " alignment=" + std::to_string(spec.alignment) +
+         " per-part-max-rows=" + std::to_string(spec.per_part_max_rows) + "})";
 }
 } // namespace
 

@@ -17,14 +17,15 @@ namespace splitlinear {
 bool KernelKey::operator==(const KernelKey &o) const {
   return kind == o.kind && dtype == o.dtype && partDtypes == o.partDtypes &&
          biasDtypes == o.biasDtypes && hasBias == o.hasBias &&
-         target == o.target;
+         target == o.target && perPartMaxRows == o.perPartMaxRows;
 }
 
 namespace {
 struct KeyHash {
   size_t operator()(const KernelKey &k) const {
     size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
-                                    int64_t(k.hasBias) << 16 ^ k.target);
+                                    int64_t(k.hasBias) << 16 ^ k.target ^
+                                    k.perPartMaxRows << 20);
     for (int32_t d : k.partDtypes)
       h = h * 1000003u ^ std::hash<int32_t>()(d);
     for (int32_t d : k.biasDtypes)
@@ -84,6 +85,7 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
   spec.bias_dtypes = key.biasDtypes.empty() ? nullptr : key.biasDtypes.data();
   spec.target = key.target;
   spec.alignment = 16;
+  spec.per_part_max_rows = key.perPartMaxRows;
   void (*entry)(void **) = nullptr;
   char *error = nullptr;
   SlinEngine engine = slinKernelCompile(&spec, &entry, &error);

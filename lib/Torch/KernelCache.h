@@ -28,6 +28,7 @@ struct KernelKey {
   std::vector<int32_t> biasDtypes;
   bool hasBias;
   int32_t target;
+  int64_t perPartMaxRows = 0;
   bool operator==(const KernelKey &other) const;
 };
 

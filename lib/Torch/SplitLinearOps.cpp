@@ -214,7 +214,9 @@ struct Call {
     if (!countPaths)
       return;
     slinrt_counters after = slinrt_context_counters(ctx);
-    if (after.copies > before.copies)
+    // The weights decide the path: a bias copy alone (biases in separate
+    // storages) is not a cat of the weights.
+    if (after.copies_2d > before.copies_2d)
       counters().cats.fetch_add(1, std::memory_order_relaxed);
     else if (after.gemms - before.gemms > 1)
       counters().perPartGemms.fetch_add(1, std::memory_order_relaxed);
@@ -228,6 +230,13 @@ struct Call {
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
 int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
+
+/// Inputs of at most this many rows run one GEMM per weight part when the
+/// parts are not adjacent: at decode sizes the GEMMs are weight-read bound and
+/// a copy of the weights costs more than the extra launches (see
+/// shared/notes/gpu-anchor-numbers.md: 16x8192, [8192]x3: N GEMMs 0.119 ms,
+/// cat + GEMM 0.307 ms).
+constexpr int64_t kPerPartMaxRows = 64;
 
 //===----------------------------------------------------------------------===//
 // linear (fprop)
@@ -272,7 +281,7 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
   }
   KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
                 std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
-                {}, hasBias, targetOf(input)};
+                {}, hasBias, targetOf(input), kPerPartMaxRows};
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)

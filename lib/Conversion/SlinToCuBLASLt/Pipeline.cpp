@@ -20,6 +20,7 @@ void mlir::slin::buildSplitLinearPipeline(
     OpPassManager &pm, const SplitLinearPipelineOptions &options) {
   SlinElideConcatOptions elide;
   elide.alignment = options.alignment;
+  elide.perPartMaxRows = options.perPartMaxRows;
   pm.addPass(createSlinElideConcat(elide));
   pm.addPass(createSlinExpandLinear());
   ConvertSlinToCuBLASLtOptions convert;
@@ -27,6 +28,9 @@ void mlir::slin::buildSplitLinearPipeline(
   pm.addPass(createConvertSlinToCuBLASLt(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // expand-strided-metadata computes dynamic offsets and sizes of subviews
+  // with affine.apply.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertToLLVMPass());

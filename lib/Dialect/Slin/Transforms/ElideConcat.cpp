@@ -32,7 +32,7 @@ namespace {
 
 /// Counters the patterns update (owned by the pass).
 struct ElideStats {
-  llvm::Statistic *views, *copies, *checked, *droppedEmpty;
+  llvm::Statistic *views, *copies, *checked, *droppedEmpty, *perPart;
   bool remarks;
 };
 
@@ -186,13 +186,17 @@ SmallVector<Value> select(ValueRange values, ArrayRef<unsigned> indices) {
 
 /// Replaces the weight (and bias) parts of a slin.linear by one buffer each.
 struct ElideLinearConcat : OpRewritePattern<LinearOp> {
-  ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
+  ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats,
+                    int64_t perPartMaxRows)
+      : OpRewritePattern(ctx), alignment(alignment), stats(stats),
+        perPartMaxRows(perPartMaxRows) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getWeights().size() < 2)
       return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
+    if (op->hasAttr(kPerPartAttrName))
+      return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
     Location loc = op.getLoc();
     SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
     noteDropped(op, op.getWeights().size() - kept.size(), stats);
@@ -202,6 +206,10 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
       biases = select(op.getBiases(), kept);
     Type elementType = op.getInput().getType().getElementType();
 
+    if (perPartMaxRows > 0 && weights.size() > 1 &&
+        succeeded(rewriteWithPerPartFallback(op, weights, biases, elementType,
+                                             rewriter)))
+      return success();
     Combined weight{weights.front()}, bias{biases.empty() ? Value() : biases.front()};
     if (weights.size() > 1) {
       weight = combineParts(rewriter, op, "weight", weights, elementType,
@@ -220,8 +228,86 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
     return success();
   }
 
+  /// For weights not proven adjacent: a view when the run-time check allows
+  /// it, else one GEMM per part for inputs of at most perPartMaxRows rows, else
+  /// the copy. Fails (changing nothing) when the weights are proven adjacent.
+  LogicalResult rewriteWithPerPartFallback(LinearOp op, ValueRange weights,
+                                           ValueRange biases, Type elementType,
+                                           PatternRewriter &rewriter) const {
+    std::string reason;
+    Adjacency adjacency =
+        classifyAdjacency(weights, elementType, alignment, &reason);
+    if (adjacency == Adjacency::Proven)
+      return failure();
+    ++*stats.perPart;
+    if (stats.remarks)
+      op->emitRemark() << "weight parts: "
+                       << (adjacency == Adjacency::Unknown ? "run-time check, "
+                                                           : "")
+                       << "per-part GEMMs for inputs of at most "
+                       << perPartMaxRows << " rows, else copy (" << reason
+                       << ")";
+    Location loc = op.getLoc();
+    // The fused op on a combined weight, with the bias combined separately.
+    auto fusedLinear = [&](Value weight) {
+      Combined bias{biases.empty() ? Value() : biases.front()};
+      if (biases.size() > 1)
+        bias = combineParts(rewriter, op, "bias", biases, elementType,
+                            alignment, stats);
+      auto newOp = LinearOp::create(
+          rewriter, loc, op.getInput(), ValueRange{weight},
+          bias.buffer ? ValueRange{bias.buffer} : ValueRange{}, op.getOutput());
+      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      releaseCombined(rewriter, loc, bias);
+    };
+    // Per-part GEMMs for small inputs, else the copy; at the insertion point.
+    auto copyOrPerPart = [&](Location l) {
+      Value rows = memref::DimOp::create(rewriter, l, op.getInput(), 0);
+      Value limit = arith::ConstantIndexOp::create(rewriter, l, perPartMaxRows);
+      Value small = arith::CmpIOp::create(rewriter, l, arith::CmpIPredicate::ule,
+                                          rows, limit);
+      scf::IfOp::create(
+          rewriter, l, small,
+          [&](OpBuilder &, Location l2) {
+            auto perPart = LinearOp::create(rewriter, l2, op.getInput(),
+                                            weights, biases, op.getOutput());
+            perPart->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+            perPart->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
+            scf::YieldOp::create(rewriter, l2);
+          },
+          [&](OpBuilder &, Location l2) {
+            Value copy =
+                buildCopy(rewriter, l2, weights, viewType(weights, elementType));
+            fusedLinear(copy);
+            markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
+            scf::YieldOp::create(rewriter, l2);
+          });
+    };
+    if (adjacency == Adjacency::Disproven) {
+      copyOrPerPart(loc);
+    } else {
+      Value ok = IsAdjacentOp::create(rewriter, loc, rewriter.getI1Type(),
+                                      weights,
+                                      rewriter.getI64IntegerAttr(alignment));
+      scf::IfOp::create(
+          rewriter, loc, ok,
+          [&](OpBuilder &, Location l) {
+            fusedLinear(ViewConcatOp::create(
+                rewriter, l, viewType(weights, elementType), weights));
+            scf::YieldOp::create(rewriter, l);
+          },
+          [&](OpBuilder &, Location l) {
+            copyOrPerPart(l);
+            scf::YieldOp::create(rewriter, l);
+          });
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
   int64_t alignment;
   ElideStats stats;
+  int64_t perPartMaxRows = 0;
 };
 
 /// Replaces the weight parts of a slin.linear_dgrad by one buffer, exactly as
@@ -267,11 +353,12 @@ struct SlinElideConcatPass
           << alignment.getValue();
       return signalPassFailure();
     }
-    ElideStats stats{&numViews, &numCopies, &numChecked, &numDroppedEmpty,
-                     emitRemarks};
+    ElideStats stats{&numViews,        &numCopies,  &numChecked,
+                     &numDroppedEmpty, &numPerPart, emitRemarks};
     RewritePatternSet patterns(&getContext());
-    patterns.add<ElideLinearConcat, ElideDgradConcat>(&getContext(), alignment,
-                                                      stats);
+    patterns.add<ElideLinearConcat>(&getContext(), alignment, stats,
+                                    perPartMaxRows);
+    patterns.add<ElideDgradConcat>(&getContext(), alignment, stats);
     // Each op is rewritten once into a one-part op; nothing to fold further.
     GreedyRewriteConfig config;
     config.enableFolding(false);

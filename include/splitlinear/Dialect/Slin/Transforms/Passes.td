@@ -28,6 +28,11 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
     Statically empty parts are dropped first (their layout need not describe
     anything); an op left with one part is used as is.
 
+    With `per-part-max-rows=R`, a `slin.linear` whose weight parts are not
+    proven adjacent gets a second fallback: when the input has at most R rows,
+    the op keeps its parts (marked `slin.per_part`) and `slin-expand-linear`
+    runs one GEMM per part, avoiding the copy of the weights.
+
     Before:
     ```mlir
     slin.linear ins(%x : memref<4x16xf32>)
@@ -44,6 +49,10 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"16",
            "Byte alignment the view's first element must have">,
+    Option<"perPartMaxRows", "per-part-max-rows", "int64_t", /*default=*/"0",
+           "When weight parts are not adjacent and the input has at most this "
+           "many rows, run one GEMM per part instead of copying the weights "
+           "(cheaper at decode sizes, where the copy dominates); 0: never">,
     Option<"emitRemarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per decision with its reason (statistics are "
            "compiled out of LLVM builds without LLVM_ENABLE_STATS, such as "
@@ -53,7 +62,8 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
     Statistic<"numViews", "num-views", "Part groups proven adjacent (zero-copy view)">,
     Statistic<"numCopies", "num-copies", "Part groups proven not adjacent (materializing concat)">,
     Statistic<"numChecked", "num-checked", "Part groups checked at run time">,
-    Statistic<"numDroppedEmpty", "num-dropped-empty", "Statically empty parts dropped">
+    Statistic<"numDroppedEmpty", "num-dropped-empty", "Statically empty parts dropped">,
+    Statistic<"numPerPart", "num-per-part", "Ops given a per-part GEMM fallback for small inputs">
   ];
   let dependentDialects = [
     "::mlir::slin::SlinDialect", "::mlir::memref::MemRefDialect",

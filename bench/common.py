@@ -1,0 +1,68 @@
+"""Helpers shared by the GPU check and the benchmarks: split parameters in
+the three storage situations the op distinguishes, and CUDA-event timing."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+import torch
+
+
+def make_parts(
+    rows: Sequence[int], k: int, dtype: torch.dtype, device: str, layout: str, seed: int = 0
+) -> list[torch.Tensor]:
+    """Weight parts ``[N_i, K]`` with fresh random values.
+
+    layout: ``adjacent`` (views of one buffer, back to back), ``disjoint``
+    (separate allocations) or ``misaligned`` (views of one buffer starting one
+    element in, so the view would not be 16-byte aligned).
+    """
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    total = sum(rows)
+    if layout == "disjoint":
+        return [
+            (torch.randn(n, k, generator=g) / k**0.5).to(device=device, dtype=dtype)
+            for n in rows
+        ]
+    shift = 1 if layout == "misaligned" else 0
+    flat = (torch.randn(total * k + shift, generator=g) / k**0.5).to(device=device, dtype=dtype)
+    buf = flat[shift:].view(total, k)
+    return list(buf.split(list(rows)))
+
+
+def make_bias(rows: Sequence[int], dtype: torch.dtype, device: str, layout: str, seed: int = 1) -> list[torch.Tensor]:
+    """Bias parts ``[N_i]``, laid out like :func:`make_parts`."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    if layout == "disjoint":
+        return [torch.randn(n, generator=g).to(device=device, dtype=dtype) for n in rows]
+    shift = 1 if layout == "misaligned" else 0
+    flat = torch.randn(sum(rows) + shift, generator=g).to(device=device, dtype=dtype)
+    return list(flat[shift:].split(list(rows)))
+
+
+def cuda_time_ms(fn: Callable[[], object], warmup: int = 10, reps: int = 50) -> float:
+    """Median of ``reps`` CUDA-event timings of ``fn`` (milliseconds)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def peak_memory_mb(fn: Callable[[], object]) -> float:
+    """Peak CUDA memory allocated during one call of ``fn`` above the baseline (MB)."""
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - base) / 2**20

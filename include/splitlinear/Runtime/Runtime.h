@@ -1,0 +1,244 @@
+//===- Runtime.h - splitlinear runtime C ABI ------------------------*- C -*-===//
+//
+// The C ABI between code lowered from the `slin` dialect and the runtime
+// library. It depends on nothing from LLVM/MLIR and throws no exceptions.
+//
+// ABI decisions (see docs/Design.md, "Runtime ABI"):
+//  * Runtime state (BLAS/cuBLASLt handle, workspace, stream, allocator) lives in
+//    an opaque `slinrt_context`. Lowered IR receives it through an explicit
+//    `!llvm.ptr` function argument marked `{slin.context}`; functions without
+//    one use `slinrt_default_context()` (CPU).
+//  * Entry points called from IR use MLIR's C interface
+//    (`llvm.emit_c_interface`): memrefs arrive as pointers to strided memref
+//    descriptors (`slinrt_memref1d` / `slinrt_memref2d`, the layout of
+//    `StridedMemRefType<T, N>`). The element address of a view is
+//    `aligned + offset * sizeof(T)`, never `allocated`.
+//  * Entry points return nothing: the first failure is recorded in the context
+//    (status + message) and later calls on that context do nothing until
+//    `slinrt_context_clear_error`. The caller checks the status after a kernel.
+//  * Names: `slinrt_<target>_<op>_<dtype>` with target `cpu` or `cuda`; the two
+//    targets have identical signatures, so one lowering serves both.
+//  * A NULL `slinrt_context *` stands for `slinrt_default_context()` in every
+//    function that takes one (except `slinrt_context_destroy`, where it is a
+//    no-op).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_RUNTIME_RUNTIME_H
+#define SPLITLINEAR_RUNTIME_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SLINRT_EXPORT __declspec(dllexport)
+#else
+#define SLINRT_EXPORT __attribute__((visibility("default")))
+#endif
+
+/// Element types, numbered as the lowering encodes them.
+typedef enum slinrt_dtype {
+  SLINRT_F32 = 0,
+  SLINRT_F16 = 1,
+  SLINRT_BF16 = 2,
+  SLINRT_F64 = 3,
+} slinrt_dtype;
+
+/// GEMM epilogues, numbered as `#slin.epilogue` encodes them.
+typedef enum slinrt_epilogue {
+  /// D = op(A) op(B).
+  SLINRT_EPILOGUE_NONE = 0,
+  /// D = op(A) op(B) + bias, bias[N] broadcast over the rows of D (fprop).
+  SLINRT_EPILOGUE_BIAS = 1,
+  /// D = op(A) op(B) and bias[m] = sum_k op(A)[m, k] (wgrad with the bias
+  /// gradient; op(A) = dy^T so the row sums of op(A) are the bias gradient).
+  SLINRT_EPILOGUE_BIAS_GRAD = 2,
+} slinrt_epilogue;
+
+/// Status codes, recorded in the context by the first failing call.
+typedef enum slinrt_status {
+  SLINRT_OK = 0,
+  SLINRT_ERROR_INVALID_ARGUMENT = 1,
+  SLINRT_ERROR_UNSUPPORTED = 2,
+  SLINRT_ERROR_OUT_OF_MEMORY = 3,
+  SLINRT_ERROR_CUDA = 4,
+  SLINRT_ERROR_CUBLAS = 5,
+  SLINRT_ERROR_NOT_AVAILABLE = 6,
+} slinrt_status;
+
+/// The strided memref descriptor of rank 1 / 2 (layout of MLIR's
+/// StridedMemRefType). Sizes and strides count elements, not bytes.
+typedef struct slinrt_memref1d {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[1];
+  int64_t strides[1];
+} slinrt_memref1d;
+
+typedef struct slinrt_memref2d {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} slinrt_memref2d;
+
+typedef struct slinrt_context slinrt_context;
+
+/// Allocation callbacks (e.g. PyTorch's caching allocator). `device` is -1 for
+/// host memory; `stream` is the context's stream. Must return NULL on failure.
+typedef void *(*slinrt_alloc_fn)(void *user, size_t bytes, int device,
+                                 void *stream);
+typedef void (*slinrt_free_fn)(void *user, void *ptr, int device, void *stream);
+
+/// Creates a CPU context (OpenBLAS). Never returns NULL except out of memory.
+SLINRT_EXPORT slinrt_context *slinrt_context_create_cpu(void);
+/// Creates a CUDA context on `device` for `stream` (a cudaStream_t, NULL for
+/// the legacy default stream). Creates the cuBLASLt handle and the workspace
+/// (32 MiB on sm90+, 4 MiB before) eagerly, so no allocation happens during a
+/// later graph capture. Returns NULL if the runtime was built without CUDA or
+/// creation failed; `slinrt_last_create_error()` then says why.
+SLINRT_EXPORT slinrt_context *slinrt_context_create_cuda(int device,
+                                                         void *stream);
+/// Why the last `slinrt_context_create_*` on this thread returned NULL; ""
+/// after a successful creation.
+SLINRT_EXPORT const char *slinrt_last_create_error(void);
+/// 1 if this library was built with the CUDA backend (whether or not a GPU is
+/// present), else 0. Without it, `slinrt_cuda_*` entry points record
+/// SLINRT_ERROR_NOT_AVAILABLE.
+SLINRT_EXPORT int slinrt_has_cuda(void);
+/// Replaces the stream used by later calls (workspace is per device+stream and
+/// is allocated here if this stream has none yet, so call it before a CUDA
+/// graph capture on that stream). A CPU context only records it and passes it
+/// to its allocator.
+SLINRT_EXPORT void slinrt_context_set_stream(slinrt_context *ctx, void *stream);
+/// Installs allocation callbacks for buffers the lowered code allocates
+/// (materializing concats). Default: aligned_alloc/free on CPU,
+/// cudaMallocAsync/cudaFreeAsync on the context's stream on CUDA. A NULL
+/// `alloc` or `free` restores the default. Returned pointers must be aligned to
+/// 256 bytes.
+SLINRT_EXPORT void slinrt_context_set_allocator(slinrt_context *ctx,
+                                                slinrt_alloc_fn alloc,
+                                                slinrt_free_fn free,
+                                                void *user);
+/// Allows TF32 for fp32 GEMMs on CUDA (CUBLAS_COMPUTE_32F_FAST_TF32).
+SLINRT_EXPORT void slinrt_context_set_allow_tf32(slinrt_context *ctx,
+                                                 int allow);
+/// The status of the first failure since creation or the last clear.
+SLINRT_EXPORT slinrt_status slinrt_context_status(const slinrt_context *ctx);
+/// The message of the first failure, "" when the status is SLINRT_OK.
+SLINRT_EXPORT const char *slinrt_context_error(const slinrt_context *ctx);
+/// Resets the status to SLINRT_OK so that later calls run again.
+SLINRT_EXPORT void slinrt_context_clear_error(slinrt_context *ctx);
+/// Frees the context and its workspaces. No-op for NULL and for the default
+/// context.
+SLINRT_EXPORT void slinrt_context_destroy(slinrt_context *ctx);
+/// The process-wide CPU context used by IR functions that take none.
+SLINRT_EXPORT slinrt_context *slinrt_default_context(void);
+
+/// Counters of what ran (for observability and tests).
+typedef struct slinrt_counters {
+  int64_t gemms;            ///< GEMM entry calls completed (empty ones too)
+  int64_t epilogue_fallbacks; ///< fused epilogue replaced by a separate pass
+  int64_t algo_cache_hits;  ///< cuBLASLt algorithm cache hits
+  int64_t algo_cache_misses;
+  int64_t copies;           ///< copy2d / copy1d calls completed
+  int64_t allocs;           ///< successful non-empty allocations
+  int64_t copies_2d;        ///< the copy2d calls among `copies` (weights)
+} slinrt_counters;
+/// A snapshot of the context's counters.
+SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx);
+
+//===----------------------------------------------------------------------===//
+// Entry points called from lowered IR (C interface of MLIR's LLVM lowering).
+//===----------------------------------------------------------------------===//
+//
+// For T in {f32, f16, bf16, f64} and TGT in {cpu, cuda}:
+//
+//   void _mlir_ciface_slinrt_TGT_gemm_T(slinrt_context *ctx,
+//       slinrt_memref2d *A, slinrt_memref2d *B, slinrt_memref2d *D,
+//       slinrt_memref1d *bias, int32_t transA, int32_t transB,
+//       int32_t epilogue);
+//     Row-major: D[M,N] = op(A)[M,K] * op(B)[K,N] (+ epilogue). op(X) = X^T
+//     when the flag is non-zero. A 2-D operand may be row-major (strides
+//     [ld, 1]) or column-major (strides [1, ld]); any other layout is
+//     SLINRT_ERROR_INVALID_ARGUMENT. D must be row-major. Size-1 dimensions may
+//     have any stride. bias has N elements (BIAS) or M elements (BIAS_GRAD),
+//     stride 1; ignored (may be NULL) for NONE. M = 0 or N = 0 writes nothing
+//     to D, except that BIAS_GRAD still writes the M row sums of op(A) (zeros
+//     when K = 0); K = 0 writes zeros (plus bias) to D. Shapes that do not
+//     agree are SLINRT_ERROR_INVALID_ARGUMENT with the sizes in the message.
+//     Accumulation is fp32 for f32/f16/bf16 (TF32 on CUDA if allowed) and
+//     fp64 for f64; f16/bf16 results are rounded to nearest even.
+//
+//   void _mlir_ciface_slinrt_TGT_copy2d_S_T(slinrt_context *ctx,
+//       slinrt_memref2d *src, slinrt_memref2d *dst);
+//     dst[i,j] = convert<T>(src[i,j]); sizes must match (any strides).
+//     S and T range over the four dtypes (16 functions per target).
+//     Narrowing rounds to nearest even, directly from the source value (f64 ->
+//     f16 is not rounded twice); NaN stays NaN, overflow gives inf.
+//
+//   void _mlir_ciface_slinrt_TGT_copy1d_S_T(slinrt_context *ctx,
+//       slinrt_memref1d *src, slinrt_memref1d *dst);
+//
+//   void _mlir_ciface_slinrt_TGT_alloc(slinrt_memref1d *result,
+//       slinrt_context *ctx, int64_t bytes);
+//     Returns an i8 buffer of `bytes` bytes (aligned to 256 bytes), offset 0,
+//     stride 1, from the context's allocator. On failure records
+//     SLINRT_ERROR_OUT_OF_MEMORY and returns a descriptor with NULL pointers and
+//     size 0 (later calls then do nothing).
+//
+//   void _mlir_ciface_slinrt_TGT_free(slinrt_context *ctx, int64_t address);
+//     Frees a buffer returned by slinrt_TGT_alloc, given its (aligned ==
+//     allocated) address as an integer (the lowering reads it with
+//     memref.extract_aligned_pointer_as_index from whatever typed view of the
+//     buffer it holds). Address 0 does nothing. Runs even when the context
+//     holds an error, so that cleanup after a failure does not leak.
+//     (Changed by the lead from a memref argument: the lowering holds typed
+//     views of the buffer, never the i8 descriptor.)
+//
+// Both targets are declared and defined in every build (so IR lowered for CUDA
+// always links); without CUDA the `cuda` ones record SLINRT_ERROR_NOT_AVAILABLE,
+// as they do when given a context that is not a CUDA context. A `cpu` entry
+// point given a CUDA context records SLINRT_ERROR_INVALID_ARGUMENT. The dtype
+// lists come from RuntimeEntryPoints.def.
+
+#define SLINRT_DECLARE_TARGET_(TGT)                                            \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_##TGT##_alloc(                        \
+      slinrt_memref1d *result, slinrt_context *ctx, int64_t bytes);            \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_##TGT##_free(slinrt_context *ctx,     \
+                                                     int64_t address);
+SLINRT_DECLARE_TARGET_(cpu)
+SLINRT_DECLARE_TARGET_(cuda)
+#undef SLINRT_DECLARE_TARGET_
+
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_gemm_##T(                         \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *bias, int32_t transA,               \
+      int32_t transB, int32_t epilogue);                                       \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_gemm_##T(                        \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *bias, int32_t transA,               \
+      int32_t transB, int32_t epilogue);
+#define SLINRT_DTYPE_PAIR(S, T)                                                \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_copy2d_##S##_##T(                 \
+      slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_copy2d_##S##_##T(                \
+      slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_copy1d_##S##_##T(                 \
+      slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_copy1d_##S##_##T(                \
+      slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // SPLITLINEAR_RUNTIME_RUNTIME_H

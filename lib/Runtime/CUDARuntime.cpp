@@ -1,0 +1,586 @@
+//===- CUDARuntime.cpp - CUDA backend (cuBLASLt) ----------------*- C++ -*-===//
+//
+// GEMMs through cuBLASLt, copies through cudaMemcpy2DAsync or a conversion
+// kernel, and the default stream-ordered device allocator.
+//
+// State: one cuBLASLt handle per device, created lazily and cached for the
+// process together with an algorithm cache (heuristic queries cost host time
+// and NVIDIA recommends one query per problem). Each context owns a workspace
+// per stream it has used, allocated at creation / set_stream and never during
+// a GEMM, so GEMMs can be captured into CUDA graphs.
+//
+// Row-major to column-major: a row-major X[r, c] with leading dimension ld is
+// the column-major X^T[c, r] with the same ld. So the row-major problem
+// D = op(A) op(B) is run as the column-major D^T = op(B)^T op(A)^T: cuBLASLt's
+// "A" is our B, its "B" is our A, m' = N, n' = M, k' = K.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CUDAKernels.h"
+#include "GemmProblem.h"
+#include "RuntimeImpl.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <climits>
+#include <memory>
+#include <unordered_map>
+
+using namespace slinrt;
+
+//===----------------------------------------------------------------------===//
+// Status checks and RAII helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Throws for a failed CUDA call, naming the call and the CUDA error.
+void checkCuda(cudaError_t err, const char *what) {
+  if (err == cudaSuccess)
+    return;
+  // Clear the (non-sticky) error so later calls do not report it again.
+  (void)cudaGetLastError();
+  raise(err == cudaErrorMemoryAllocation ? SLINRT_ERROR_OUT_OF_MEMORY
+                                         : SLINRT_ERROR_CUDA,
+        what, " failed: ", cudaGetErrorName(err), ": ",
+        cudaGetErrorString(err));
+}
+
+/// Throws for a failed cuBLASLt call, naming the call and the status.
+void checkCublas(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  raise(SLINRT_ERROR_CUBLAS, what, " failed: ", cublasLtGetStatusName(status),
+        ": ", cublasLtGetStatusString(status));
+}
+
+/// Makes `device` current for the scope and restores the previous one.
+class DeviceGuard {
+public:
+  explicit DeviceGuard(int device) {
+    int current = 0;
+    checkCuda(cudaGetDevice(&current), "cudaGetDevice");
+    if (current != device) {
+      checkCuda(cudaSetDevice(device), "cudaSetDevice");
+      previous = current;
+    }
+  }
+  ~DeviceGuard() {
+    if (previous >= 0)
+      (void)cudaSetDevice(previous);
+  }
+  DeviceGuard(const DeviceGuard &) = delete;
+  DeviceGuard &operator=(const DeviceGuard &) = delete;
+
+private:
+  int previous = -1;
+};
+
+/// Owns a cuBLASLt descriptor and destroys it at scope exit.
+template <typename Handle, cublasStatus_t (*Destroy)(Handle)> class LtObject {
+public:
+  LtObject() = default;
+  ~LtObject() {
+    if (handle)
+      (void)Destroy(handle);
+  }
+  LtObject(const LtObject &) = delete;
+  LtObject &operator=(const LtObject &) = delete;
+  /// The address to pass to the cuBLASLt `...Create` function.
+  Handle *out() { return &handle; }
+  operator Handle() const { return handle; }
+
+private:
+  Handle handle = nullptr;
+};
+using MatmulDesc = LtObject<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using MatrixLayout =
+    LtObject<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using MatmulPreference =
+    LtObject<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+/// The largest power of two <= 256 that divides the address.
+uint32_t alignmentOf(const void *ptr) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  if (address == 0)
+    return 256;
+  uintptr_t lowest = address & (~address + 1);
+  return static_cast<uint32_t>(lowest < 256 ? lowest : 256);
+}
+
+cudaDataType_t cudaTypeOf(slinrt_dtype dtype) {
+  switch (dtype) {
+  case SLINRT_F32:
+    return CUDA_R_32F;
+  case SLINRT_F16:
+    return CUDA_R_16F;
+  case SLINRT_BF16:
+    return CUDA_R_16BF;
+  case SLINRT_F64:
+    return CUDA_R_64F;
+  }
+  raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown dtype ", int(dtype));
+}
+
+//===----------------------------------------------------------------------===//
+// Per-device state: handle and algorithm cache
+//===----------------------------------------------------------------------===//
+
+/// What identifies a heuristic query: everything that can change the answer,
+/// alignments included (an algorithm chosen for aligned pointers may fault on
+/// a misaligned view).
+struct AlgoKey {
+  int64_t m, n, k, lda, ldb, ldd;
+  int32_t dtype, transa, transb, computeType;
+  uint32_t epilogue, alignA, alignB, alignC, alignD, alignBias;
+
+  bool operator==(const AlgoKey &o) const {
+    return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
+           ldd == o.ldd && dtype == o.dtype && transa == o.transa &&
+           transb == o.transb && computeType == o.computeType &&
+           epilogue == o.epilogue && alignA == o.alignA && alignB == o.alignB &&
+           alignC == o.alignC && alignD == o.alignD && alignBias == o.alignBias;
+  }
+};
+
+struct AlgoKeyHash {
+  size_t operator()(const AlgoKey &key) const {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&h](uint64_t v) {
+      h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    };
+    mix(key.m), mix(key.n), mix(key.k), mix(key.lda), mix(key.ldb);
+    mix(key.ldd), mix(key.dtype), mix(key.transa), mix(key.transb);
+    mix(key.computeType), mix(key.epilogue), mix(key.alignA), mix(key.alignB);
+    mix(key.alignC), mix(key.alignD), mix(key.alignBias);
+    return static_cast<size_t>(h);
+  }
+};
+
+/// A cached heuristic answer; `found == false` is cached too, so a problem
+/// that needs the fallback does not query again.
+struct AlgoEntry {
+  bool found = false;
+  cublasLtMatmulAlgo_t algo{};
+  std::string failure;
+};
+
+struct DeviceState {
+  cublasLtHandle_t handle = nullptr;
+  int computeMajor = 0;
+  size_t workspaceBytes = 0;
+  std::mutex cacheMutex;
+  std::unordered_map<AlgoKey, AlgoEntry, AlgoKeyHash> algos;
+};
+
+/// The process-wide state of `device`, created on first use.
+DeviceState &deviceState(int device) {
+  static std::mutex mutex;
+  // Leaked on purpose: destroying handles from static destructors races with
+  // the CUDA runtime's own teardown.
+  static auto *states = new std::unordered_map<int, DeviceState *>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = states->find(device);
+  if (it != states->end())
+    return *it->second;
+  auto state = std::make_unique<DeviceState>();
+  checkCuda(cudaDeviceGetAttribute(&state->computeMajor,
+                                   cudaDevAttrComputeCapabilityMajor, device),
+            "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+  // TransformerEngine's sizes: Hopper kernels want a larger workspace.
+  state->workspaceBytes =
+      state->computeMajor >= 9 ? size_t(32) << 20 : size_t(4) << 20;
+  checkCublas(cublasLtCreate(&state->handle), "cublasLtCreate");
+  DeviceState *raw = state.release();
+  (*states)[device] = raw;
+  return *raw;
+}
+
+} // namespace
+
+/// Per-context CUDA state: the device state and one workspace per stream.
+struct slinrt::CudaState {
+  DeviceState *device = nullptr;
+  std::unordered_map<void *, void *> workspaces;
+  void *workspace = nullptr; ///< the workspace of the context's stream
+};
+
+namespace {
+
+/// Returns the workspace of `stream`, allocating it on first use. cudaMalloc,
+/// not the stream-ordered allocator: the workspace outlives any one stream's
+/// work and must exist before a graph capture starts.
+void *workspaceFor(CudaState &state, void *stream) {
+  auto it = state.workspaces.find(stream);
+  if (it != state.workspaces.end())
+    return it->second;
+  void *ws = nullptr;
+  checkCuda(cudaMalloc(&ws, state.device->workspaceBytes),
+            "cudaMalloc(cuBLASLt workspace)");
+  try {
+    state.workspaces.emplace(stream, ws);
+  } catch (...) {
+    (void)cudaFree(ws);
+    throw;
+  }
+  return ws;
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+/// The cuBLASLt view of a GemmProblem (see the file comment for the swap).
+struct LtProblem {
+  cudaDataType_t type;
+  cublasComputeType_t computeType;
+  cudaDataType_t scaleType;
+  cublasOperation_t transa, transb;
+  const void *a, *b; ///< cuBLASLt's A (our B) and B (our A)
+  void *d;
+  MatrixLayout aLayout, bLayout, dLayout;
+  int64_t lda, ldb, ldd;
+};
+
+std::string describe(const GemmProblem &p, const LtProblem &lt) {
+  return concat(
+      "M=", p.M, " N=", p.N, " K=", p.K, " dtype=", dtypeName(p.dtype),
+      " transa=", lt.transa == CUBLAS_OP_T ? "T" : "N",
+      " transb=", lt.transb == CUBLAS_OP_T ? "T" : "N", " lda=", lt.lda,
+      " ldb=", lt.ldb, " ldd=", lt.ldd, " alignments A/B/D=", alignmentOf(lt.a),
+      "/", alignmentOf(lt.b), "/", alignmentOf(lt.d));
+}
+
+/// Sets the epilogue attributes of `desc` (and the bias pointer and type).
+void configureEpilogue(cublasLtMatmulDesc_t desc, cublasLtEpilogue_t epilogue,
+                       void *bias, cudaDataType_t biasType) {
+  uint32_t value = epilogue;
+  checkCublas(cublasLtMatmulDescSetAttribute(
+                  desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &value, sizeof(value)),
+              "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+  // Cleared for DEFAULT too: heuristics read the pointer's alignment.
+  if (epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    bias = nullptr;
+  checkCublas(cublasLtMatmulDescSetAttribute(
+                  desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)),
+              "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+  if (epilogue == CUBLASLT_EPILOGUE_DEFAULT)
+    return;
+  int32_t type = biasType;
+  checkCublas(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                     &type, sizeof(type)),
+      "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+}
+
+/// Finds (in the cache or by a heuristic query) an algorithm for `desc` as
+/// configured with `epilogue`. Returns the cache entry, found or not.
+const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
+                               const GemmProblem &p, LtProblem &lt,
+                               cublasLtMatmulDesc_t desc,
+                               cublasLtEpilogue_t epilogue, const void *bias) {
+  AlgoKey key{p.M,
+              p.N,
+              p.K,
+              lt.lda,
+              lt.ldb,
+              lt.ldd,
+              int32_t(p.dtype),
+              int32_t(lt.transa),
+              int32_t(lt.transb),
+              int32_t(lt.computeType),
+              uint32_t(epilogue),
+              alignmentOf(lt.a),
+              alignmentOf(lt.b),
+              alignmentOf(lt.d),
+              alignmentOf(lt.d),
+              epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u : alignmentOf(bias)};
+  {
+    std::lock_guard<std::mutex> lock(dev.cacheMutex);
+    auto it = dev.algos.find(key);
+    if (it != dev.algos.end()) {
+      ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
+      return it->second; // entries are never erased, so the reference stays
+    }
+  }
+  ctx.counters.algoCacheMisses.fetch_add(1, std::memory_order_relaxed);
+
+  MatmulPreference pref;
+  checkCublas(cublasLtMatmulPreferenceCreate(pref.out()),
+              "cublasLtMatmulPreferenceCreate");
+  uint64_t workspace = dev.workspaceBytes;
+  checkCublas(cublasLtMatmulPreferenceSetAttribute(
+                  pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                  sizeof(workspace)),
+              "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  // Split-K partial sums only in the compute type: the default also allows
+  // reducing in the output type, and for fp16 BGRADB (transb = T) the
+  // heuristic picks split-K 8 with fp16 partials, ~10 ulps off at K = 80.
+  uint32_t reductionMask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  checkCublas(cublasLtMatmulPreferenceSetAttribute(
+                  pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                  &reductionMask, sizeof(reductionMask)),
+              "cublasLtMatmulPreferenceSetAttribute(REDUCTION_SCHEME_MASK)");
+  // Sliced views need not be 16-byte aligned: tell the heuristic what the
+  // real pointers allow so that it never picks a kernel that would fault.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.alignA},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.alignB},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.alignC},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.alignD}};
+  for (const auto &[attr, value] : aligns)
+    checkCublas(
+        cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
+        "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+
+  AlgoEntry entry;
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+      dev.handle, desc, lt.aLayout, lt.bLayout, lt.dLayout, lt.dLayout, pref, 1,
+      &result, &returned);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    entry.failure = concat("cublasLtMatmulAlgoGetHeuristic returned ",
+                           cublasLtGetStatusName(status));
+  else if (returned == 0 || result.state != CUBLAS_STATUS_SUCCESS)
+    entry.failure = "cublasLtMatmulAlgoGetHeuristic found no algorithm";
+  else {
+    entry.found = true;
+    entry.algo = result.algo;
+  }
+  std::lock_guard<std::mutex> lock(dev.cacheMutex);
+  return dev.algos.emplace(key, std::move(entry)).first->second;
+}
+
+} // namespace
+
+void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
+                const slinrt_memref2d *A, const slinrt_memref2d *B,
+                const slinrt_memref2d *D, const slinrt_memref1d *bias,
+                int32_t transA, int32_t transB, int32_t epilogue) {
+  GemmProblem p =
+      makeGemmProblem(dtype, A, B, D, bias, transA, transB, epilogue);
+  if (p.M == 0)
+    return;
+  DeviceGuard guard(ctx.device);
+  CudaState &state = *ctx.cuda;
+  DeviceState &dev = *state.device;
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  bool biasGrad = p.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
+  bool withBias = p.epilogue == SLINRT_EPILOGUE_BIAS;
+
+  // Row sums of op(A) by a kernel: element (m, k) of op(A) in storage.
+  auto rowSums = [&] {
+    checkCuda(launchRowSums(dtype, p.A.data, p.A.opRowStride(),
+                            p.A.opColStride(), p.M, p.K, p.bias, stream),
+              "row-sum kernel launch");
+  };
+  // Empty GEMMs: cuBLASLt does not take them; D gets zeros (plus bias).
+  if (p.N == 0 || p.K == 0) {
+    if (biasGrad)
+      rowSums();
+    checkCuda(launchBroadcastRows(dtype, p.D, p.ldd, p.M, p.N,
+                                  withBias ? p.bias : nullptr, stream),
+              "broadcast kernel launch");
+    return;
+  }
+
+  LtProblem lt;
+  lt.type = cudaTypeOf(dtype);
+  lt.scaleType = dtype == SLINRT_F64 ? CUDA_R_64F : CUDA_R_32F;
+  lt.computeType = dtype == SLINRT_F64 ? CUBLAS_COMPUTE_64F
+                   : (dtype == SLINRT_F32 && ctx.allowTF32)
+                       ? CUBLAS_COMPUTE_32F_FAST_TF32
+                       : CUBLAS_COMPUTE_32F;
+  // cuBLASLt's A is our B: stored row-major [rows, cols] = column-major
+  // [cols, rows]; that already is op(B)^T unless op transposes it.
+  lt.a = p.B.data;
+  lt.transa = p.B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt.lda = p.B.ld;
+  lt.b = p.A.data;
+  lt.transb = p.A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt.ldb = p.A.ld;
+  lt.d = p.D;
+  lt.ldd = p.ldd;
+  checkCublas(cublasLtMatrixLayoutCreate(lt.aLayout.out(), lt.type, p.B.cols,
+                                         p.B.rows, lt.lda),
+              "cublasLtMatrixLayoutCreate(A)");
+  checkCublas(cublasLtMatrixLayoutCreate(lt.bLayout.out(), lt.type, p.A.cols,
+                                         p.A.rows, lt.ldb),
+              "cublasLtMatrixLayoutCreate(B)");
+  checkCublas(
+      cublasLtMatrixLayoutCreate(lt.dLayout.out(), lt.type, p.N, p.M, lt.ldd),
+      "cublasLtMatrixLayoutCreate(D)");
+
+  MatmulDesc desc;
+  checkCublas(
+      cublasLtMatmulDescCreate(desc.out(), lt.computeType, lt.scaleType),
+      "cublasLtMatmulDescCreate");
+  int32_t transa = lt.transa, transb = lt.transb;
+  checkCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                             &transa, sizeof(transa)),
+              "cublasLtMatmulDescSetAttribute(TRANSA)");
+  checkCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                             &transb, sizeof(transb)),
+              "cublasLtMatmulDescSetAttribute(TRANSB)");
+
+  // Fused epilogues in the swapped (column-major, D^T) problem:
+  //  * BIAS: cuBLASLt adds a vector of length m' (rows of its D) to every
+  //    column; m' = N and its columns are our rows, so this is bias[N]
+  //    broadcast over the rows of our D.
+  //  * BIAS_GRAD wants bias[m] = sum_k op(A)[m, k]. Our op(A)^T is cuBLASLt's
+  //    op(B) (k' x n' = K x M), and BGRADB reduces op(B) over k into a vector
+  //    of length n' (columns of its D) = M. BGRADA would reduce our op(B)
+  //    instead and give a length-N vector: wrong operand.
+  cublasLtEpilogue_t fused = withBias   ? CUBLASLT_EPILOGUE_BIAS
+                             : biasGrad ? CUBLASLT_EPILOGUE_BGRADB
+                                        : CUBLASLT_EPILOGUE_DEFAULT;
+  const AlgoEntry *algo = nullptr;
+  bool useFused = fused != CUBLASLT_EPILOGUE_DEFAULT;
+  // The alignment preferences do not cover the bias pointer, and a bias
+  // sliced from a larger buffer faults in the fused kernels: unfuse instead.
+  if (useFused && alignmentOf(p.bias) < 16)
+    useFused = false;
+  if (useFused) {
+    configureEpilogue(desc, fused, p.bias, lt.type);
+    algo = &findAlgorithm(ctx, dev, p, lt, desc, fused, p.bias);
+    if (!algo->found) {
+      useFused = false;
+      configureEpilogue(desc, CUBLASLT_EPILOGUE_DEFAULT, nullptr, lt.type);
+    }
+  }
+  if (fused != CUBLASLT_EPILOGUE_DEFAULT && !useFused)
+    ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
+  if (!useFused) {
+    algo = &findAlgorithm(ctx, dev, p, lt, desc, CUBLASLT_EPILOGUE_DEFAULT,
+                          nullptr);
+    if (!algo->found)
+      raise(SLINRT_ERROR_CUBLAS, "no cuBLASLt algorithm for ", describe(p, lt),
+            ": ", algo->failure);
+  }
+
+  // Unfused bias: pre-broadcast it into D and accumulate with beta = 1, so the
+  // result is rounded once, as in the fused epilogue.
+  bool betaOne = withBias && !useFused;
+  if (betaOne)
+    checkCuda(launchBroadcastRows(dtype, p.D, p.ldd, p.M, p.N, p.bias, stream),
+              "broadcast kernel launch");
+  float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;
+  double alpha64 = 1.0, beta64 = betaOne ? 1.0 : 0.0;
+  bool f64 = dtype == SLINRT_F64;
+  void *workspace = state.workspace;
+  checkCublas(cublasLtMatmul(dev.handle, desc,
+                             f64 ? static_cast<const void *>(&alpha64)
+                                 : static_cast<const void *>(&alpha32),
+                             lt.a, lt.aLayout, lt.b, lt.bLayout,
+                             f64 ? static_cast<const void *>(&beta64)
+                                 : static_cast<const void *>(&beta32),
+                             lt.d, lt.dLayout, lt.d, lt.dLayout, &algo->algo,
+                             workspace, dev.workspaceBytes, stream),
+              "cublasLtMatmul");
+  if (biasGrad && !useFused)
+    rowSums();
+}
+
+//===----------------------------------------------------------------------===//
+// Copies
+//===----------------------------------------------------------------------===//
+
+void cuda::copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
+                const View2D &src, const View2D &dst) {
+  DeviceGuard guard(ctx.device);
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  int64_t elementSize = dtypeSize(srcType);
+  // cudaMemcpy2DAsync takes same-type copies with contiguous rows and
+  // non-negative pitches no smaller than a row (pitch is free for one row).
+  auto pitchOf = [&](const View2D &v) -> int64_t {
+    bool contiguous = v.cols <= 1 || v.colStride == 1;
+    if (!contiguous)
+      return -1;
+    if (v.rows <= 1)
+      return v.cols * elementSize;
+    return v.rowStride >= v.cols ? v.rowStride * elementSize : -1;
+  };
+  int64_t srcPitch = pitchOf(src), dstPitch = pitchOf(dst);
+  if (srcType == dstType && srcPitch >= 0 && dstPitch >= 0 &&
+      srcPitch <= INT_MAX && dstPitch <= INT_MAX) {
+    checkCuda(cudaMemcpy2DAsync(dst.data, size_t(dstPitch), src.data,
+                                size_t(srcPitch),
+                                size_t(src.cols * elementSize),
+                                size_t(src.rows), cudaMemcpyDefault, stream),
+              "cudaMemcpy2DAsync");
+    return;
+  }
+  checkCuda(launchConvertCopy(srcType, dstType, src.data, src.rowStride,
+                              src.colStride, dst.data, dst.rowStride,
+                              dst.colStride, src.rows, src.cols, stream),
+            "conversion copy kernel launch");
+}
+
+//===----------------------------------------------------------------------===//
+// Context lifecycle and allocation
+//===----------------------------------------------------------------------===//
+
+void cuda::initContext(slinrt_context &ctx, int device, void *stream) {
+  int count = 0;
+  checkCuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  if (device < 0 || device >= count)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "CUDA device ", device,
+          " does not exist (", count, " visible)");
+  DeviceGuard guard(device);
+  auto state = std::make_unique<CudaState>();
+  state->device = &deviceState(device);
+  state->workspace = workspaceFor(*state, stream);
+  ctx.target = Target::CUDA;
+  ctx.device = device;
+  ctx.stream = stream;
+  ctx.cuda = state.release();
+}
+
+void cuda::destroyState(slinrt_context &ctx) noexcept {
+  if (!ctx.cuda)
+    return;
+  try {
+    DeviceGuard guard(ctx.device);
+    for (auto &entry : ctx.cuda->workspaces)
+      (void)cudaFree(entry.second); // synchronizes with pending GEMMs
+  } catch (...) {
+  }
+  delete ctx.cuda;
+  ctx.cuda = nullptr;
+}
+
+void cuda::setStream(slinrt_context &ctx, void *stream) {
+  DeviceGuard guard(ctx.device);
+  ctx.cuda->workspace = workspaceFor(*ctx.cuda, stream);
+  ctx.stream = stream;
+}
+
+void *cuda::defaultAlloc(void *, size_t bytes, int device, void *stream) {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess)
+    return nullptr;
+  if (current != device && cudaSetDevice(device) != cudaSuccess)
+    return nullptr;
+  void *ptr = nullptr;
+  if (cudaMallocAsync(&ptr, bytes, static_cast<cudaStream_t>(stream)) !=
+      cudaSuccess) {
+    (void)cudaGetLastError(); // an OOM must not poison later launch checks
+    ptr = nullptr;
+  }
+  if (current != device)
+    (void)cudaSetDevice(current);
+  return ptr;
+}
+
+void cuda::defaultFree(void *, void *ptr, int device, void *stream) {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess)
+    return;
+  if (current != device)
+    (void)cudaSetDevice(device);
+  (void)cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
+  if (current != device)
+    (void)cudaSetDevice(current);
+}

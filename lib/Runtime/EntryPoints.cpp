@@ -1,0 +1,191 @@
+//===- EntryPoints.cpp - C entry points called from IR ----------*- C++ -*-===//
+//
+// Defines every `_mlir_ciface_slinrt_<target>_<op>_<dtype>` function listed by
+// RuntimeEntryPoints.def. Each one is a thin C wrapper: it resolves the
+// context, skips the call if the context holds an error, checks that the
+// context's target matches the entry point, validates what is common to both
+// targets, and dispatches to the CPU or CUDA backend inside `guardedCall`, so
+// that no exception crosses the C ABI.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeImpl.h"
+
+using namespace slinrt;
+
+namespace {
+
+/// Rejects contexts that cannot run `target`'s entry points. A CUDA entry
+/// point without a CUDA context reports NOT_AVAILABLE (the lowering chose a
+/// target this process cannot serve); a CPU entry point on a CUDA context is a
+/// caller bug, since its pointers are device memory.
+void requireTarget(const slinrt_context &ctx, Target target) {
+  if (target == Target::CUDA) {
+#if !SPLITLINEAR_HAVE_CUDA
+    raise(SLINRT_ERROR_NOT_AVAILABLE,
+          "this runtime was built without CUDA (SPLITLINEAR_ENABLE_CUDA=OFF or "
+          "no CUDA toolkit found)");
+#else
+    if (ctx.target != Target::CUDA)
+      raise(SLINRT_ERROR_NOT_AVAILABLE,
+            "needs a CUDA context from slinrt_context_create_cuda, got a CPU "
+            "context");
+#endif
+    return;
+  }
+  if (ctx.target != Target::CPU)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT,
+          "needs a CPU context, got a CUDA "
+          "context for device ",
+          ctx.device, " (use the slinrt_cuda_* entry points)");
+}
+
+void runGemm(Target target, slinrt_context *ctx, const char *name,
+             slinrt_dtype dtype, slinrt_memref2d *A, slinrt_memref2d *B,
+             slinrt_memref2d *D, slinrt_memref1d *bias, int32_t transA,
+             int32_t transB, int32_t epilogue) {
+  guardedCall(ctx, name, [&](slinrt_context &c) {
+    requireTarget(c, target);
+#if SPLITLINEAR_HAVE_CUDA
+    if (target == Target::CUDA)
+      cuda::gemm(c, dtype, A, B, D, bias, transA, transB, epilogue);
+    else
+#endif
+      cpu::gemm(c, dtype, A, B, D, bias, transA, transB, epilogue);
+    c.counters.gemms.fetch_add(1, std::memory_order_relaxed);
+  });
+}
+
+/// Checks the common preconditions of a copy and runs it on the backend.
+void runCopy(Target target, slinrt_context &c, slinrt_dtype srcType,
+             slinrt_dtype dstType, const View2D &src, const View2D &dst,
+             const void *srcBase, const void *dstBase) {
+  requireTarget(c, target);
+  if (src.rows != dst.rows || src.cols != dst.cols)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "source sizes [", src.rows, ", ",
+          src.cols, "] differ from destination sizes [", dst.rows, ", ",
+          dst.cols, "]");
+  if (src.rows < 0 || src.cols < 0)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "negative sizes [", src.rows, ", ",
+          src.cols, "]");
+  if (src.rows * src.cols > 0 && (!srcBase || !dstBase))
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, !srcBase ? "source" : "destination",
+          " has a NULL data pointer");
+  if (src.rows * src.cols > 0) {
+#if SPLITLINEAR_HAVE_CUDA
+    if (target == Target::CUDA)
+      cuda::copy(c, srcType, dstType, src, dst);
+    else
+#endif
+      cpu::copy(c, srcType, dstType, src, dst);
+  }
+  c.counters.copies.fetch_add(1, std::memory_order_relaxed);
+}
+
+void runCopy2d(Target target, slinrt_context *ctx, const char *name,
+               slinrt_dtype srcType, slinrt_dtype dstType, slinrt_memref2d *src,
+               slinrt_memref2d *dst) {
+  guardedCall(ctx, name, [&](slinrt_context &c) {
+    if (!src || !dst)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
+            " is a NULL descriptor");
+    runCopy(target, c, srcType, dstType, viewOf(*src, srcType),
+            viewOf(*dst, dstType), src->aligned, dst->aligned);
+    c.counters.copies2d.fetch_add(1, std::memory_order_relaxed);
+  });
+}
+
+void runCopy1d(Target target, slinrt_context *ctx, const char *name,
+               slinrt_dtype srcType, slinrt_dtype dstType, slinrt_memref1d *src,
+               slinrt_memref1d *dst) {
+  guardedCall(ctx, name, [&](slinrt_context &c) {
+    if (!src || !dst)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
+            " is a NULL descriptor");
+    runCopy(target, c, srcType, dstType, viewOf(*src, srcType),
+            viewOf(*dst, dstType), src->aligned, dst->aligned);
+  });
+}
+
+void runAlloc(Target target, slinrt_memref1d *result, slinrt_context *ctx,
+              const char *name, int64_t bytes) {
+  // The result is defined even when the call does nothing.
+  if (result)
+    *result = slinrt_memref1d{nullptr, nullptr, 0, {0}, {1}};
+  guardedCall(ctx, name, [&](slinrt_context &c) {
+    requireTarget(c, target);
+    if (!result)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "result is a NULL descriptor");
+    void *ptr = allocateBuffer(c, bytes);
+    *result = slinrt_memref1d{ptr, ptr, 0, {ptr ? bytes : 0}, {1}};
+  });
+}
+
+void runFree(Target target, slinrt_context *ctx, const char *name,
+             int64_t address) {
+  // Runs after an error too: lowered code frees its buffers on the way out.
+  guardedCall(
+      ctx, name,
+      [&](slinrt_context &c) {
+        if (address == 0)
+          return;
+        requireTarget(c, target);
+        freeBuffer(c, reinterpret_cast<void *>(static_cast<intptr_t>(address)));
+      },
+      /*evenAfterError=*/true);
+}
+
+// One constant per dtype name, so that the pair list can find the enums.
+#define SLINRT_DTYPE(T, ENUM) constexpr slinrt_dtype kDtype_##T = ENUM;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+
+} // namespace
+
+extern "C" {
+
+#define SLINRT_DEFINE_TARGET(TGT, TARGET)                                      \
+  void _mlir_ciface_slinrt_##TGT##_alloc(slinrt_memref1d *result,              \
+                                         slinrt_context *ctx, int64_t bytes) { \
+    runAlloc(TARGET, result, ctx, "slinrt_" #TGT "_alloc", bytes);             \
+  }                                                                            \
+  void _mlir_ciface_slinrt_##TGT##_free(slinrt_context *ctx,                   \
+                                        int64_t address) {                     \
+    runFree(TARGET, ctx, "slinrt_" #TGT "_free", address);                     \
+  }
+SLINRT_DEFINE_TARGET(cpu, Target::CPU)
+SLINRT_DEFINE_TARGET(cuda, Target::CUDA)
+#undef SLINRT_DEFINE_TARGET
+
+#define SLINRT_DEFINE_GEMM(TGT, TARGET, T, ENUM)                               \
+  void _mlir_ciface_slinrt_##TGT##_gemm_##T(                                   \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *bias, int32_t transA,               \
+      int32_t transB, int32_t epilogue) {                                      \
+    runGemm(TARGET, ctx, "slinrt_" #TGT "_gemm_" #T, ENUM, A, B, D, bias,      \
+            transA, transB, epilogue);                                         \
+  }
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  SLINRT_DEFINE_GEMM(cpu, Target::CPU, T, ENUM)                                \
+  SLINRT_DEFINE_GEMM(cuda, Target::CUDA, T, ENUM)
+
+#define SLINRT_DEFINE_COPIES(TGT, TARGET, S, T)                                \
+  void _mlir_ciface_slinrt_##TGT##_copy2d_##S##_##T(                           \
+      slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst) {       \
+    runCopy2d(TARGET, ctx, "slinrt_" #TGT "_copy2d_" #S "_" #T, kDtype_##S,    \
+              kDtype_##T, src, dst);                                           \
+  }                                                                            \
+  void _mlir_ciface_slinrt_##TGT##_copy1d_##S##_##T(                           \
+      slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst) {       \
+    runCopy1d(TARGET, ctx, "slinrt_" #TGT "_copy1d_" #S "_" #T, kDtype_##S,    \
+              kDtype_##T, src, dst);                                           \
+  }
+#define SLINRT_DTYPE_PAIR(S, T)                                                \
+  SLINRT_DEFINE_COPIES(cpu, Target::CPU, S, T)                                 \
+  SLINRT_DEFINE_COPIES(cuda, Target::CUDA, S, T)
+
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+
+#undef SLINRT_DEFINE_GEMM
+#undef SLINRT_DEFINE_COPIES
+
+} // extern "C"

@@ -1,0 +1,248 @@
+//===- RuntimeImpl.h - Internals shared by the runtime ----------*- C++ -*-===//
+//
+// The definition of `slinrt_context`, the internal `Error` exception that
+// carries a status to the C boundary, the boundary wrapper that turns every
+// exception into a recorded error, element-type traits, and the interface
+// between the target-independent entry points and the CPU / CUDA backends.
+// Nothing here is exported from the shared library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_LIB_RUNTIME_RUNTIMEIMPL_H
+#define SPLITLINEAR_LIB_RUNTIME_RUNTIMEIMPL_H
+
+#include "splitlinear/Runtime/Runtime.h"
+
+#include "Float16.h"
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+
+// Set to 1 by the build when the CUDA backend is compiled in.
+#ifndef SPLITLINEAR_HAVE_CUDA
+#define SPLITLINEAR_HAVE_CUDA 0
+#endif
+
+namespace slinrt {
+
+/// Where a context runs its work.
+enum class Target { CPU, CUDA };
+
+/// Per-context CUDA state (workspaces per stream); defined in CUDARuntime.cpp.
+struct CudaState;
+
+/// An internal failure: carries the status and message to the C boundary,
+/// where `guardedCall` records it in the context.
+class Error : public std::exception {
+public:
+  Error(slinrt_status code, std::string text)
+      : status(code), message(std::move(text)) {}
+  const char *what() const noexcept override { return message.c_str(); }
+  slinrt_status status;
+  std::string message;
+};
+
+/// Concatenates the arguments with operator<< (for error messages).
+template <typename... Args> std::string concat(const Args &...args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
+
+/// Throws an Error with a message built from `args`.
+template <typename... Args>
+[[noreturn]] void raise(slinrt_status status, const Args &...args) {
+  throw Error(status, concat(args...));
+}
+
+/// Size in bytes of an element of `dtype`.
+inline int64_t dtypeSize(slinrt_dtype dtype) {
+  switch (dtype) {
+  case SLINRT_F32:
+    return 4;
+  case SLINRT_F16:
+  case SLINRT_BF16:
+    return 2;
+  case SLINRT_F64:
+    return 8;
+  }
+  return 0;
+}
+
+/// The name of `dtype` as it appears in entry-point names.
+inline const char *dtypeName(slinrt_dtype dtype) {
+  switch (dtype) {
+  case SLINRT_F32:
+    return "f32";
+  case SLINRT_F16:
+    return "f16";
+  case SLINRT_BF16:
+    return "bf16";
+  case SLINRT_F64:
+    return "f64";
+  }
+  return "?";
+}
+
+/// A type carried as a value, for generic lambdas.
+template <typename T> struct TypeTag { using type = T; };
+
+/// Calls `fn(TypeTag<T>{})` with T the storage type of `dtype`.
+template <typename Fn>
+decltype(auto) dispatchDtype(slinrt_dtype dtype, Fn &&fn) {
+  switch (dtype) {
+  case SLINRT_F32:
+    return fn(TypeTag<float>{});
+  case SLINRT_F16:
+    return fn(TypeTag<Half>{});
+  case SLINRT_BF16:
+    return fn(TypeTag<BFloat16>{});
+  case SLINRT_F64:
+    return fn(TypeTag<double>{});
+  }
+  raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown dtype ", int(dtype));
+}
+
+/// A rank-2 strided view with its element address resolved (rank 1 is one
+/// row). Strides count elements and may be anything.
+struct View2D {
+  char *data;
+  int64_t rows, cols;
+  int64_t rowStride, colStride;
+};
+
+} // namespace slinrt
+
+/// The opaque context of the C ABI: target, stream, allocator, first error and
+/// counters. Error state and counters are safe to touch from several threads;
+/// the configuration (stream, allocator) is set by one thread before use.
+struct slinrt_context {
+  slinrt::Target target = slinrt::Target::CPU;
+  int device = -1;
+  void *stream = nullptr;
+  bool allowTF32 = false;
+  bool isDefault = false;
+
+  slinrt_alloc_fn allocFn = nullptr;
+  slinrt_free_fn freeFn = nullptr;
+  void *allocUser = nullptr;
+
+  slinrt::CudaState *cuda = nullptr;
+
+  struct Counters {
+    std::atomic<int64_t> gemms{0}, epilogueFallbacks{0}, algoCacheHits{0},
+        algoCacheMisses{0}, copies{0}, allocs{0}, copies2d{0};
+  } counters;
+
+  /// True once an error is recorded (until cleared).
+  bool failed() const noexcept {
+    return status.load(std::memory_order_acquire) != SLINRT_OK;
+  }
+  /// Records an error unless one is already recorded (the first one wins).
+  void fail(slinrt_status code, const char *prefix, const char *text) noexcept;
+  /// Resets the error state.
+  void clearError() noexcept;
+  slinrt_status currentStatus() const noexcept {
+    return static_cast<slinrt_status>(status.load(std::memory_order_acquire));
+  }
+  const char *errorMessage() const noexcept { return message.c_str(); }
+
+private:
+  std::atomic<int> status{SLINRT_OK};
+  std::mutex errorMutex;
+  std::string message;
+};
+
+namespace slinrt {
+
+/// The context an entry point works on: `ctx`, or the default one for NULL.
+slinrt_context &resolveContext(slinrt_context *ctx);
+
+/// Runs `fn(context)` for the entry point `name`, unless the context already
+/// holds an error (or `evenAfterError`). Every exception is caught here and
+/// recorded: nothing escapes through the C ABI.
+template <typename Fn>
+void guardedCall(slinrt_context *ctx, const char *name, Fn &&fn,
+                 bool evenAfterError = false) noexcept {
+  slinrt_context *context = nullptr;
+  try {
+    context = &resolveContext(ctx);
+  } catch (...) {
+    return; // no context to record into: the default one could not be made
+  }
+  if (context->failed() && !evenAfterError)
+    return;
+  try {
+    fn(*context);
+  } catch (const Error &e) {
+    context->fail(e.status, name, e.message.c_str());
+  } catch (const std::bad_alloc &) {
+    context->fail(SLINRT_ERROR_OUT_OF_MEMORY, name, "out of host memory");
+  } catch (const std::exception &e) {
+    context->fail(SLINRT_ERROR_UNSUPPORTED, name, e.what());
+  } catch (...) {
+    context->fail(SLINRT_ERROR_UNSUPPORTED, name, "unknown exception");
+  }
+}
+
+/// The element address of a rank-2 descriptor (`aligned + offset`).
+View2D viewOf(const slinrt_memref2d &ref, slinrt_dtype dtype);
+/// A rank-1 descriptor as a one-row view.
+View2D viewOf(const slinrt_memref1d &ref, slinrt_dtype dtype);
+
+/// Allocates `bytes` through the context's allocator (NULL for 0 bytes).
+/// Throws Error(SLINRT_ERROR_OUT_OF_MEMORY) on failure.
+void *allocateBuffer(slinrt_context &ctx, int64_t bytes);
+/// Frees a buffer from `allocateBuffer` (NULL is a no-op).
+void freeBuffer(slinrt_context &ctx, void *ptr);
+
+//===----------------------------------------------------------------------===//
+// Backends
+//===----------------------------------------------------------------------===//
+
+namespace cpu {
+/// Row-major D = op(A) op(B) (+ epilogue) with OpenBLAS.
+void gemm(slinrt_context &ctx, slinrt_dtype dtype, const slinrt_memref2d *A,
+          const slinrt_memref2d *B, const slinrt_memref2d *D,
+          const slinrt_memref1d *bias, int32_t transA, int32_t transB,
+          int32_t epilogue);
+/// dst = convert(src) elementwise on host memory.
+void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
+          const View2D &src, const View2D &dst);
+/// Default host allocator callbacks (256-byte aligned).
+void *defaultAlloc(void *user, size_t bytes, int device, void *stream);
+void defaultFree(void *user, void *ptr, int device, void *stream);
+} // namespace cpu
+
+#if SPLITLINEAR_HAVE_CUDA
+namespace cuda {
+/// Makes `ctx` a CUDA context on `device`/`stream`: handle, workspace,
+/// default allocator. Throws Error on failure.
+void initContext(slinrt_context &ctx, int device, void *stream);
+/// Releases the per-context CUDA state (workspaces).
+void destroyState(slinrt_context &ctx) noexcept;
+/// Switches the context's stream, allocating its workspace if needed.
+void setStream(slinrt_context &ctx, void *stream);
+/// Row-major D = op(A) op(B) (+ epilogue) with cuBLASLt.
+void gemm(slinrt_context &ctx, slinrt_dtype dtype, const slinrt_memref2d *A,
+          const slinrt_memref2d *B, const slinrt_memref2d *D,
+          const slinrt_memref1d *bias, int32_t transA, int32_t transB,
+          int32_t epilogue);
+/// dst = convert(src) on the context's stream.
+void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
+          const View2D &src, const View2D &dst);
+/// Default device allocator callbacks (cudaMallocAsync on the stream).
+void *defaultAlloc(void *user, size_t bytes, int device, void *stream);
+void defaultFree(void *user, void *ptr, int device, void *stream);
+} // namespace cuda
+#endif
+
+} // namespace slinrt
+
+#endif // SPLITLINEAR_LIB_RUNTIME_RUNTIMEIMPL_H

@@ -1,0 +1,144 @@
+"""Parameter packing: make each group of sibling projections adjacent.
+
+``pack_parameters`` re-homes the weights (and, separately, the biases) of each
+group into one flat buffer, so the Parameters become back-to-back views of it
+and ``splitlinear.ops.linear`` takes the zero-copy path. Parameter objects,
+names, state-dict keys and values, ``requires_grad`` and optimizer references
+stay as they were: only each Parameter's storage changes (``p.data = view``).
+
+Behaviour to know:
+  * A group whose weights differ in dtype, device or column count, whose biases
+    are present on some members only, or that shares a Parameter with a group
+    packed before it, is skipped (reported in ``PackReport.skipped``, logged).
+  * Tied weights (one Parameter registered in several modules) stay tied: the
+    Parameter object is kept, only its storage moves.
+  * ``load_state_dict`` afterwards copies into the packed storage in place, so
+    the parts stay adjacent. ``load_state_dict(..., assign=True)``, ``.to()``,
+    ``.cuda()``, ``.half()`` and the like give each Parameter a storage of its
+    own again: results stay correct (the op checks adjacency on every call and
+    falls back to a copy), but call ``pack_parameters`` again afterwards to get
+    the zero-copy path back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+logger = logging.getLogger("splitlinear")
+
+#: Sibling projections found by default (children of one module, in this order).
+DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (
+    ("q_proj", "k_proj", "v_proj"),
+    ("gate_proj", "up_proj"),
+    ("query", "key", "value"),
+    ("wq", "wk", "wv"),
+    ("w1", "w3"),
+)
+
+
+@dataclass
+class PackReport:
+    """What :func:`pack_parameters` did: packed groups (module names) and skipped
+    groups with the reason."""
+
+    packed: list[list[str]] = field(default_factory=list)
+    skipped: list[tuple[list[str], str]] = field(default_factory=list)
+
+
+def find_sibling_groups(module: nn.Module) -> list[list[str]]:
+    """Qualified names of sibling ``nn.Linear`` children matching
+    :data:`DEFAULT_SIBLINGS`, e.g. ``["layers.0.self_attn.q_proj", ...]``."""
+    groups: list[list[str]] = []
+    for name, parent in module.named_modules():
+        children = dict(parent.named_children())
+        for pattern in DEFAULT_SIBLINGS:
+            if all(isinstance(children.get(c), nn.Linear) for c in pattern):
+                prefix = f"{name}." if name else ""
+                groups.append([prefix + c for c in pattern])
+    return groups
+
+
+def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
+    """Copies ``params`` into one new flat buffer and points each at its slice."""
+    first = params[0]
+    trailing = first.shape[1:]
+    total = sum(p.shape[0] for p in params)
+    buffer = torch.empty((total, *trailing), dtype=first.dtype, device=first.device)
+    offset = 0
+    with torch.no_grad():
+        for p in params:
+            n = p.shape[0]
+            view = buffer[offset : offset + n]
+            view.copy_(p)
+            p.data = view
+            offset += n
+
+
+def _check_group(linears: Sequence[nn.Linear]) -> str | None:
+    """Why the group cannot be packed, or None."""
+    w0 = linears[0].weight
+    for lin in linears[1:]:
+        w = lin.weight
+        if w.dtype != w0.dtype or w.device != w0.device:
+            return f"weights on different dtypes/devices ({w0.dtype}/{w0.device} vs {w.dtype}/{w.device})"
+        if w.shape[1:] != w0.shape[1:]:
+            return f"weights with different column counts ({w0.shape[1]} vs {w.shape[1]})"
+    has_bias = [lin.bias is not None for lin in linears]
+    if any(has_bias) and not all(has_bias):
+        return "biases present on some members only"
+    if all(has_bias):
+        b0 = linears[0].bias
+        for lin in linears[1:]:
+            if lin.bias.dtype != b0.dtype or lin.bias.device != b0.device:
+                return "biases on different dtypes/devices"
+    return None
+
+
+def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = None) -> PackReport:
+    """Makes the weights (and biases) of each group adjacent in one storage.
+
+    Args:
+        module: the model; modified in place.
+        groups: qualified names of ``nn.Linear`` submodules to pack together, in
+            output order, e.g. ``[["attn.q_proj", "attn.k_proj", "attn.v_proj"]]``.
+            Default: :func:`find_sibling_groups` (q/k/v and gate/up siblings).
+
+    Returns:
+        A :class:`PackReport` of packed and skipped groups.
+
+    Raises:
+        ValueError: if a name in ``groups`` is not an ``nn.Linear`` submodule.
+    """
+    report = PackReport()
+    names = dict(module.named_modules())
+    seen: set[int] = set()
+    for group in find_sibling_groups(module) if groups is None else groups:
+        group = list(group)
+        linears = []
+        for name in group:
+            lin = names.get(name)
+            if not isinstance(lin, nn.Linear):
+                raise ValueError(f"pack_parameters: {name!r} is not an nn.Linear submodule of the module")
+            linears.append(lin)
+        params = [lin.weight for lin in linears] + [lin.bias for lin in linears if lin.bias is not None]
+        reason = _check_group(linears)
+        if reason is None and len({id(p) for p in params}) != len(params):
+            reason = "a Parameter appears twice in the group"
+        if reason is None and any(id(p) in seen for p in params):
+            reason = "shares a Parameter with a group packed before"
+        if reason is not None:
+            logger.warning("pack_parameters: skipping %s: %s", group, reason)
+            report.skipped.append((group, reason))
+            continue
+        _pack_tensors([lin.weight for lin in linears])
+        if linears[0].bias is not None:
+            _pack_tensors([lin.bias for lin in linears])
+        seen.update(id(p) for p in params)
+        report.packed.append(group)
+        logger.debug("pack_parameters: packed %s", group)
+    return report

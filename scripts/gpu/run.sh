@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs on the H200 machine (through the device tool, with `.carry` carried):
+# unpacks the bundle from scripts/gpu/pack.sh, builds the CUDA runtime from
+# source there, runs the runtime's unit tests, the C API test, the op-vs-
+# PyTorch check, the CUDA half of the pytest suite and the benchmark. Every
+# result lands in $OUT (default: ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+B=/tmp/splitlinear-bundle
+rm -rf "$B" && mkdir -p "$B"
+tar -xJf .carry/gpu-bundle.tar.xz -C "$B"
+export LD_LIBRARY_PATH="$B/lib:$B/deps:${LD_LIBRARY_PATH:-}"
+export SPLITLINEAR_LIBRARY_DIR="$B/lib" PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
+export PYTHONUNBUFFERED=1
+
+echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/device.txt"
+python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)" | tee -a "$OUT/device.txt"
+
+echo "== build the CUDA runtime here"
+if cmake -S . -B /tmp/slin-rt -G Ninja -DSPLITLINEAR_BUILD_RUNTIME_ONLY=ON \
+     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/runtime-build.txt" 2>&1 &&
+   ninja -C /tmp/slin-rt >> "$OUT/runtime-build.txt" 2>&1; then
+  cp /tmp/slin-rt/lib/libsplitlinear_runtime.so "$B/lib/"
+  echo "built $(ls -la /tmp/slin-rt/lib/libsplitlinear_runtime.so)"
+else
+  echo "runtime build failed (using the carried one):"; tail -20 "$OUT/runtime-build.txt"
+fi
+
+echo "== runtime unit tests (CUDA included)"
+"$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 2>&1 | tail -15 | tee "$OUT/runtime-tests.txt"
+echo "== C API test"
+"$B/bin/splitlinear-capi-test" > "$OUT/capi-test.txt" 2>&1; echo "exit $?"; tail -6 "$OUT/capi-test.txt"
+
+echo "== op vs PyTorch"
+python3 bench/gpu_check.py --json "$OUT/gpu-check.json" 2>&1 | tee "$OUT/gpu-check.txt"
+
+echo "== pytest (cuda)"
+SPLITLINEAR_REQUIRE_OP=1 timeout 240 python3 -m pytest -q -x python/tests -k "cuda" 2>&1 | tail -15 | tee "$OUT/pytest-cuda.txt"
+
+echo "== benchmark"
+timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"

@@ -1,0 +1,412 @@
+//===- CUDARuntimeTest.cpp - cuBLASLt against the CPU -----------*- C++ -*-===//
+//
+// Runs the `slinrt_cuda_*` entry points on random data and compares them with
+// the CPU entry points on the same inputs: every dtype, transpose and
+// epilogue, column-major operands, views misaligned by one element (which
+// must take the unfused-epilogue fallback for the bias), copies with
+// conversion, allocation, the algorithm cache and CUDA-graph capture. Every
+// test skips when `slinrt_context_create_cuda(0, NULL)` returns NULL (no GPU,
+// or a runtime built without CUDA).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtils.h"
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+using namespace slinrt_test;
+
+namespace {
+
+#define ASSERT_CUDA(expr)                                                      \
+  do {                                                                         \
+    cudaError_t err_ = (expr);                                                 \
+    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_); \
+  } while (0)
+
+/// A device copy of a host TestMatrix's whole buffer, so that offsets and
+/// strides (and therefore alignments) are the same on both sides.
+class DeviceMirror {
+public:
+  explicit DeviceMirror(const TestMatrix &host)
+      : bytes(size_t(host.capacity * elementSize(host.dtype))) {
+    if (cudaMalloc(&base, bytes) != cudaSuccess)
+      base = nullptr;
+    else
+      cudaMemcpy(base, host.base(), bytes, cudaMemcpyHostToDevice);
+    // A pageable upload may still be in flight when cudaMemcpy returns.
+    cudaDeviceSynchronize();
+    desc2 = host.desc;
+    desc2.allocated = desc2.aligned = base;
+  }
+  explicit DeviceMirror(const TestVector &host) : DeviceMirror(host.matrix) {
+    desc1 = host.desc;
+    desc1.allocated = desc1.aligned = base;
+  }
+  ~DeviceMirror() { cudaFree(base); }
+  DeviceMirror(const DeviceMirror &) = delete;
+  DeviceMirror &operator=(const DeviceMirror &) = delete;
+
+  /// Copies the device buffer back over `host`'s buffer.
+  void download(TestMatrix &host) const {
+    cudaMemcpy(host.base(), base, bytes, cudaMemcpyDeviceToHost);
+  }
+  void download(TestVector &host) const { download(host.matrix); }
+
+  void *base = nullptr;
+  size_t bytes;
+  slinrt_memref2d desc2{};
+  slinrt_memref1d desc1{};
+};
+
+class CUDARuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    gpu = slinrt_context_create_cuda(0, nullptr);
+    if (!gpu)
+      GTEST_SKIP() << "no CUDA context: " << slinrt_last_create_error();
+    cpu = slinrt_context_create_cpu();
+    // A blocking stream: ordered with DeviceMirror's default-stream copies.
+    ASSERT_CUDA(cudaStreamCreate(&stream));
+    slinrt_context_set_stream(gpu, stream);
+    ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+        << slinrt_context_error(gpu);
+  }
+  void TearDown() override {
+    slinrt_context_destroy(gpu);
+    slinrt_context_destroy(cpu);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+  std::string error() const { return slinrt_context_error(gpu); }
+
+  slinrt_context *gpu = nullptr, *cpu = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+/// |gpu - cpu| within twice the CPU test's bound around the reference.
+::testing::AssertionResult agree(double gpuValue, double cpuValue,
+                                 double magnitude, slinrt_dtype dtype, int K,
+                                 bool tf32) {
+  double unit = dtype == SLINRT_F64 ? std::ldexp(1.0, -53)
+                : tf32              ? std::ldexp(1.0, -11)
+                                    : std::ldexp(1.0, -24);
+  double tol = 2 * (outputRounding(dtype) * 1.001 * std::fabs(cpuValue) +
+                    2.0 * unit * (K + 2) * magnitude) +
+               1e-300;
+  if (std::fabs(gpuValue - cpuValue) <= tol)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "gpu " << gpuValue << ", cpu " << cpuValue << " (tolerance " << tol
+         << ")";
+}
+
+struct GpuCase {
+  slinrt_dtype dtype;
+  int M, N, K;
+  bool transA, transB;
+  int epilogue;
+  bool colMajorA, colMajorB;
+  bool misaligned;
+};
+
+/// Runs one case on both targets and compares D and the bias.
+void compareGemm(slinrt_context *gpu, slinrt_context *cpu, cudaStream_t stream,
+                 const GpuCase &c, uint64_t seed, bool tf32 = false) {
+  SCOPED_TRACE(testing::Message()
+               << dtypeName(c.dtype) << " M=" << c.M << " N=" << c.N << " K="
+               << c.K << " transA=" << c.transA << " transB=" << c.transB
+               << " epilogue=" << c.epilogue << " colA=" << c.colMajorA
+               << " colB=" << c.colMajorB << " misaligned=" << c.misaligned);
+  std::mt19937_64 rng(seed);
+  int off = c.misaligned ? 1 : 0;
+  int aRows = c.transA ? c.K : c.M, aCols = c.transA ? c.M : c.K;
+  int bRows = c.transB ? c.N : c.K, bCols = c.transB ? c.K : c.N;
+  TestMatrix A = c.colMajorA
+                     ? TestMatrix::colMajor(c.dtype, aRows, aCols, 0, off)
+                     : TestMatrix::rowMajor(c.dtype, aRows, aCols, 0, off);
+  TestMatrix B = c.colMajorB
+                     ? TestMatrix::colMajor(c.dtype, bRows, bCols, 0, off)
+                     : TestMatrix::rowMajor(c.dtype, bRows, bCols, 0, off);
+  TestMatrix D = TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off);
+  int biasLength = c.epilogue == SLINRT_EPILOGUE_BIAS ? c.N : c.M;
+  TestVector bias(c.dtype, biasLength, 1, off);
+  A.fillRandom(rng);
+  B.fillRandom(rng);
+  D.fillBuffer(0);
+  bias.fillBuffer(0);
+  if (c.epilogue == SLINRT_EPILOGUE_BIAS)
+    bias.fillRandom(rng);
+
+  DeviceMirror dA(A), dB(B), dD(D), dBias(bias);
+  ASSERT_NE(dA.base, nullptr);
+  slinrt_memref1d *gpuBias =
+      c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : &dBias.desc1;
+  slinrt_memref1d *cpuBias =
+      c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : bias.ref();
+
+  slinrt_context_set_allow_tf32(gpu, tf32);
+  cudaGemm(c.dtype)(gpu, &dA.desc2, &dB.desc2, &dD.desc2, gpuBias, c.transA,
+                    c.transB, c.epilogue);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+  Reference ref =
+      referenceGemm(A, B, c.transA, c.transB, c.M, c.N, c.K, c.epilogue, &bias);
+  cpuGemm(c.dtype)(cpu, A.ref(), B.ref(), D.ref(), cpuBias, c.transA, c.transB,
+                   c.epilogue);
+  ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK) << slinrt_context_error(cpu);
+
+  TestMatrix gotD = TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off);
+  TestVector gotBias(c.dtype, biasLength, 1, off);
+  dD.download(gotD);
+  dBias.download(gotBias);
+  // Count mismatches and report the first, so one run shows the pattern.
+  int mismatches = 0;
+  std::string first;
+  auto check = [&](double gpuValue, double cpuValue, double magnitude,
+                   const std::string &where) {
+    ::testing::AssertionResult ok =
+        agree(gpuValue, cpuValue, magnitude, c.dtype, c.K, tf32);
+    if (!ok && mismatches++ == 0)
+      first = where + ": " + ok.message();
+  };
+  for (int m = 0; m < c.M; ++m)
+    for (int n = 0; n < c.N; ++n)
+      check(gotD.get(m, n), D.get(m, n), ref.dMagnitude[size_t(m) * c.N + n],
+            "D[" + std::to_string(m) + ", " + std::to_string(n) + "]");
+  if (c.epilogue == SLINRT_EPILOGUE_BIAS_GRAD)
+    for (int m = 0; m < c.M; ++m)
+      check(gotBias.get(m), bias.get(m), ref.biasGradMagnitude[m],
+            "bias[" + std::to_string(m) + "]");
+  EXPECT_EQ(mismatches, 0) << "first: " << first;
+}
+
+TEST_F(CUDARuntimeTest, GemmMatchesCPU) {
+  uint64_t seed = 500;
+  const int layouts[][2] = {{0, 0}, {1, 0}, {0, 1}};
+  for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16, SLINRT_F16, SLINRT_F64})
+    for (int trans = 0; trans < 4; ++trans)
+      for (int epilogue = 0; epilogue < 3; ++epilogue)
+        for (const auto &layout : layouts)
+          for (bool misaligned : {false, true}) {
+            GpuCase c{dtype,
+                      64,
+                      48,
+                      80,
+                      bool(trans & 1),
+                      bool(trans & 2),
+                      epilogue,
+                      bool(layout[0]),
+                      bool(layout[1]),
+                      misaligned};
+            compareGemm(gpu, cpu, stream, c, seed++);
+          }
+  slinrt_counters counters = slinrt_context_counters(gpu);
+  // Misaligned biases can never use the fused epilogue.
+  EXPECT_GE(counters.epilogue_fallbacks, 4 * 4 * 2 * 3);
+  EXPECT_GT(counters.algo_cache_misses, 0);
+}
+
+TEST_F(CUDARuntimeTest, OddSizesAndTF32) {
+  uint64_t seed = 900;
+  for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16, SLINRT_F16})
+    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+      compareGemm(
+          gpu, cpu, stream,
+          GpuCase{dtype, 33, 17, 65, false, true, epilogue, false, false, true},
+          seed++);
+      compareGemm(
+          gpu, cpu, stream,
+          GpuCase{dtype, 1, 129, 7, true, false, epilogue, false, false, false},
+          seed++);
+    }
+  compareGemm(gpu, cpu, stream,
+              GpuCase{SLINRT_F32, 96, 64, 128, false, true,
+                      SLINRT_EPILOGUE_BIAS, false, false, false},
+              seed++, /*tf32=*/true);
+}
+
+TEST_F(CUDARuntimeTest, LinearLayersFuseTheirEpilogues) {
+  // fprop y = x W^T + b and wgrad dW = dy^T x with db: aligned views must
+  // take the fused BIAS / BGRADB epilogues (no fallback) on sm80+.
+  uint64_t seed = 1000;
+  for (slinrt_dtype dtype : {SLINRT_BF16, SLINRT_F16, SLINRT_F32}) {
+    int64_t before = slinrt_context_counters(gpu).epilogue_fallbacks;
+    compareGemm(gpu, cpu, stream,
+                GpuCase{dtype, 128, 256, 64, false, true, SLINRT_EPILOGUE_BIAS,
+                        false, false, false},
+                seed++);
+    compareGemm(gpu, cpu, stream,
+                GpuCase{dtype, 256, 64, 128, true, false,
+                        SLINRT_EPILOGUE_BIAS_GRAD, false, false, false},
+                seed++);
+    EXPECT_EQ(slinrt_context_counters(gpu).epilogue_fallbacks, before)
+        << dtypeName(dtype);
+  }
+}
+
+TEST_F(CUDARuntimeTest, EmptyDimensions) {
+  uint64_t seed = 1100;
+  for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16})
+    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+      compareGemm(
+          gpu, cpu, stream,
+          GpuCase{dtype, 5, 4, 0, false, false, epilogue, false, false, false},
+          seed++);
+      compareGemm(
+          gpu, cpu, stream,
+          GpuCase{dtype, 6, 0, 40, true, false, epilogue, false, false, false},
+          seed++);
+    }
+}
+
+TEST_F(CUDARuntimeTest, AlgorithmCacheHits) {
+  GpuCase c{SLINRT_BF16,          64,    64,    64,   false, true,
+            SLINRT_EPILOGUE_NONE, false, false, false};
+  compareGemm(gpu, cpu, stream, c, 1);
+  int64_t hits = slinrt_context_counters(gpu).algo_cache_hits;
+  compareGemm(gpu, cpu, stream, c, 2);
+  EXPECT_EQ(slinrt_context_counters(gpu).algo_cache_hits, hits + 1);
+}
+
+TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {
+  std::mt19937_64 rng(3);
+  const int M = 32, N = 64, K = 48;
+  TestMatrix A = TestMatrix::rowMajor(SLINRT_BF16, M, K);
+  TestMatrix B = TestMatrix::rowMajor(SLINRT_BF16, N, K);
+  TestMatrix D = TestMatrix::rowMajor(SLINRT_BF16, M, N);
+  TestVector bias(SLINRT_BF16, N);
+  A.fillRandom(rng);
+  B.fillRandom(rng);
+  bias.fillRandom(rng);
+  DeviceMirror dA(A), dB(B), dD(D), dBias(bias);
+  auto run = [&] {
+    _mlir_ciface_slinrt_cuda_gemm_bf16(gpu, &dA.desc2, &dB.desc2, &dD.desc2,
+                                       &dBias.desc1, 0, 1,
+                                       SLINRT_EPILOGUE_BIAS);
+  };
+  run(); // warm-up: the heuristic query happens outside the capture
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+  ASSERT_CUDA(cudaMemset(dD.base, 0, dD.bytes));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  run();
+  ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+
+  _mlir_ciface_slinrt_cpu_gemm_bf16(cpu, A.ref(), B.ref(), D.ref(), bias.ref(),
+                                    0, 1, SLINRT_EPILOGUE_BIAS);
+  TestMatrix got = TestMatrix::rowMajor(SLINRT_BF16, M, N);
+  dD.download(got);
+  Reference ref =
+      referenceGemm(A, B, false, true, M, N, K, SLINRT_EPILOGUE_BIAS, &bias);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n)
+      ASSERT_TRUE(agree(got.get(m, n), D.get(m, n), ref.dMagnitude[m * N + n],
+                        SLINRT_BF16, K, false));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_F(CUDARuntimeTest, CopiesMatchCPU) {
+  std::mt19937_64 rng(4);
+  for (const CopyFns &fns : allCopyFns()) {
+    SCOPED_TRACE(testing::Message()
+                 << dtypeName(fns.src) << " -> " << dtypeName(fns.dst));
+    // Strided (transposing) source: the conversion kernel.
+    TestMatrix src = TestMatrix::colMajor(fns.src, 9, 13, 1, 1);
+    src.fillRandom(rng, -70000, 70000);
+    src.set(0, 0, NAN);
+    src.set(1, 0, 1e-6);
+    TestMatrix dst = TestMatrix::rowMajor(fns.dst, 9, 13, 3, 1);
+    // Contiguous rows: cudaMemcpy2DAsync when the dtypes agree.
+    TestMatrix rows = TestMatrix::rowMajor(fns.src, 9, 13, 2, 1);
+    rows.fillRandom(rng);
+    TestMatrix rowsDst = TestMatrix::rowMajor(fns.dst, 9, 13, 5, 3);
+    dst.fillBuffer(7);
+    rowsDst.fillBuffer(7);
+    DeviceMirror dSrc(src), dDst(dst), dRows(rows), dRowsDst(rowsDst);
+    fns.cuda2d(gpu, &dSrc.desc2, &dDst.desc2);
+    fns.cuda2d(gpu, &dRows.desc2, &dRowsDst.desc2);
+    ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+    ASSERT_CUDA(cudaStreamSynchronize(stream));
+    fns.cpu2d(cpu, src.ref(), dst.ref());
+    fns.cpu2d(cpu, rows.ref(), rowsDst.ref());
+    TestMatrix got = TestMatrix::rowMajor(fns.dst, 9, 13, 3, 1);
+    TestMatrix gotRows = TestMatrix::rowMajor(fns.dst, 9, 13, 5, 3);
+    dDst.download(got);
+    dRowsDst.download(gotRows);
+    // Same conversion code on both targets: identical bits.
+    EXPECT_EQ(std::memcmp(got.base(), dst.base(), dDst.bytes), 0);
+    EXPECT_EQ(std::memcmp(gotRows.base(), rowsDst.base(), dRowsDst.bytes), 0);
+
+    TestVector v(fns.src, 10, 3, 1);
+    v.fillRandom(rng);
+    TestVector w(fns.dst, 10, 1, 1);
+    DeviceMirror dv(v), dw(w);
+    fns.cuda1d(gpu, &dv.desc1, &dw.desc1);
+    ASSERT_CUDA(cudaStreamSynchronize(stream));
+    fns.cpu1d(cpu, v.ref(), w.ref());
+    TestVector gotW(fns.dst, 10, 1, 1);
+    dw.download(gotW);
+    EXPECT_EQ(std::memcmp(gotW.matrix.base(), w.matrix.base(), dw.bytes), 0);
+  }
+  EXPECT_EQ(slinrt_context_counters(gpu).copies, 16 * 3);
+}
+
+TEST_F(CUDARuntimeTest, AllocAndFree) {
+  slinrt_memref1d buffer;
+  _mlir_ciface_slinrt_cuda_alloc(&buffer, gpu, 1 << 20);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  ASSERT_NE(buffer.aligned, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.aligned) % 256, 0u);
+  EXPECT_EQ(buffer.sizes[0], 1 << 20);
+  ASSERT_CUDA(cudaMemsetAsync(buffer.aligned, 1, 1 << 20, stream));
+  _mlir_ciface_slinrt_cuda_free(
+      gpu, static_cast<int64_t>(reinterpret_cast<intptr_t>(buffer.aligned)));
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+  EXPECT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  EXPECT_EQ(slinrt_context_counters(gpu).allocs, 1);
+}
+
+TEST_F(CUDARuntimeTest, TargetMismatchAndValidation) {
+  TestMatrix A = TestMatrix::rowMajor(SLINRT_F32, 2, 2);
+  DeviceMirror dA(A);
+  _mlir_ciface_slinrt_cpu_gemm_f32(gpu, &dA.desc2, &dA.desc2, &dA.desc2,
+                                   nullptr, 0, 0, 0);
+  EXPECT_EQ(slinrt_context_status(gpu), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("needs a CPU context"), std::string::npos) << error();
+  slinrt_context_clear_error(gpu);
+
+  TestMatrix bad(SLINRT_F32, 2, 2, 3, 2, 0);
+  DeviceMirror dBad(bad);
+  _mlir_ciface_slinrt_cuda_gemm_f32(gpu, &dA.desc2, &dBad.desc2, &dA.desc2,
+                                    nullptr, 0, 0, 0);
+  EXPECT_EQ(slinrt_context_status(gpu), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("operand B has strides [3, 2]"), std::string::npos)
+      << error();
+}
+
+TEST_F(CUDARuntimeTest, SetStreamSwitchesStreams) {
+  cudaStream_t other = nullptr;
+  ASSERT_CUDA(cudaStreamCreate(&other));
+  slinrt_context_set_stream(gpu, other);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  compareGemm(gpu, cpu, other,
+              GpuCase{SLINRT_F16, 16, 24, 32, false, true, SLINRT_EPILOGUE_BIAS,
+                      false, false, false},
+              77);
+  slinrt_context_set_stream(gpu, stream);
+  ASSERT_CUDA(cudaStreamSynchronize(other));
+  cudaStreamDestroy(other);
+}
+
+} // namespace
