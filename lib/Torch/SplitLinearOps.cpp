@@ -169,9 +169,22 @@ int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
   return n;
 }
 
-/// Leading dims of `t` flattened: [prod(t.shape[:-1]), t.shape[-1]].
+/// `t` itself if a GEMM can read it (row-major [ld, 1] or column-major
+/// [1, ld] with ld covering the other dim), else a contiguous copy (e.g. the
+/// expanded, zero-stride gradient of a sum).
+at::Tensor gemmOperand(const at::Tensor &t) {
+  int64_t rows = t.size(0), cols = t.size(1);
+  bool rowMajor = (t.stride(1) == 1 || cols <= 1) &&
+                  (t.stride(0) >= std::max<int64_t>(1, cols) || rows <= 1);
+  bool colMajor = (t.stride(0) == 1 || rows <= 1) &&
+                  (t.stride(1) >= std::max<int64_t>(1, rows) || cols <= 1);
+  return rowMajor || colMajor ? t : t.contiguous();
+}
+
+/// Leading dims of `t` flattened: [prod(t.shape[:-1]), t.shape[-1]], in a
+/// layout a GEMM can read.
 at::Tensor flatten2d(const at::Tensor &t) {
-  return t.reshape({-1, t.size(-1)});
+  return gemmOperand(t.reshape({-1, t.size(-1)}));
 }
 
 std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
@@ -186,12 +199,18 @@ struct Call {
   std::vector<slinrt_memref2d> matrices;
   std::vector<slinrt_memref1d> vectors;
   std::vector<int> order;
+  /// Keeps temporaries (contiguous copies) alive until the kernel has run.
+  std::vector<at::Tensor> alive;
   void matrix(const at::Tensor &t) {
+    alive.push_back(t);
     matrices.push_back(descriptor2d(t));
     order.push_back(2);
   }
   void vector(const at::Tensor &t) {
-    vectors.push_back(descriptor1d(t));
+    // A GEMM epilogue reads the bias with unit stride.
+    at::Tensor v = t.stride(0) == 1 || t.size(0) <= 1 ? t : t.contiguous();
+    alive.push_back(v);
+    vectors.push_back(descriptor1d(v));
     order.push_back(1);
   }
   void run(const KernelKey &key, slinrt_context *ctx, const char *op,
@@ -285,7 +304,7 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)
-    call.matrix(w);
+    call.matrix(gemmOperand(w));
   if (hasBias)
     for (const at::Tensor &b : *bias)
       call.vector(b);
@@ -325,7 +344,7 @@ at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight) {
   Call call;
   call.matrix(dy);
   for (const at::Tensor &w : weight)
-    call.matrix(w);
+    call.matrix(gemmOperand(w));
   call.matrix(dx);
   call.run(key, contextFor(gradOutput.device(), op), op, /*countPaths=*/false);
   return dx.view(shape);

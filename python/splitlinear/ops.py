@@ -53,9 +53,9 @@ def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | Non
         RuntimeError: on mismatched shapes, dtypes or devices, naming the argument
             (e.g. ``weight[1] has 32 columns but input has K = 16``).
     """
-    return torch.ops.splitlinear.linear(
-        input, list(weight), None if bias is None else list(bias)
-    )
+    if bias is None:
+        return torch.ops.splitlinear.linear(input, list(weight))
+    return torch.ops.splitlinear.linear(input, list(weight), list(bias))
 
 
 def runtime_counters() -> dict[str, int]:
@@ -121,7 +121,7 @@ def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
     ctx.bias_needs = None if bias is None else [b.requires_grad for b in bias]
 
 
-def _backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, list[Tensor | None], list[Tensor | None] | None]:
+def _backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
     input, *weight = ctx.saved_tensors
     n = len(weight)
     grad_input = torch.ops.splitlinear.linear_dgrad(grad, weight) if ctx.input_needs else None
@@ -157,6 +157,10 @@ def _backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, list[Tensor | None
         for p in range(n):
             if bias_needs[p] and grad_bias[p] is None:
                 grad_bias[p] = flat[:, offsets[p] : offsets[p + 1]].sum(0)
+    if grad_bias is None:
+        # A bias left at its default (None) is dropped from the op's
+        # arguments before autograd sees them: no gradient slot for it.
+        return grad_input, grad_weight
     return grad_input, grad_weight, grad_bias
 
 

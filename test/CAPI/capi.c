@@ -6,7 +6,7 @@
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
-/* RUN: splitlinear-capi-test 2>&1 | FileCheck %s */
+// RUN: splitlinear-capi-test 2>&1 | FileCheck %s
 
 #include "splitlinear-c/SplitLinear.h"
 #include "splitlinear/Runtime/Runtime.h"
@@ -101,14 +101,14 @@ int main(void) {
   int64_t adjacent[3] = {0, NQ * K, (NQ + NK) * K};
   int64_t badjacent[3] = {0, NQ, NQ + NK};
   slinrt_counters before = slinrt_context_counters(ctx);
-  /* CHECK: adjacent: max error 0, copies 0 */
+  // CHECK: adjacent: max error 0, copies 0
   double err = runFprop(entry, ctx, w, adjacent, b, badjacent);
   slinrt_counters after = slinrt_context_counters(ctx);
   printf("adjacent: max error %g, copies %lld\n", err,
          (long long)(after.copies - before.copies));
   int64_t reversed[3] = {(NK + NV) * K, NV * K, 0};
   int64_t breversed[3] = {NK + NV, NV, 0};
-  /* CHECK: reversed: max error 0, copies 6 */
+  // CHECK: reversed: max error 0, copies 6
   err = runFprop(entry, ctx, w, reversed, b, breversed);
   before = after;
   after = slinrt_context_counters(ctx);
@@ -116,7 +116,7 @@ int main(void) {
          (long long)(after.copies - before.copies));
   /* A misaligned start (offset of one float) falls back to the copy too. */
   int64_t shifted[3] = {1, 1 + NQ * K, 1 + (NQ + NK) * K};
-  /* CHECK: misaligned: max error 0, copies 3 */
+  // CHECK: misaligned: max error 0, copies 3
   err = runFprop(entry, ctx, w, shifted, b, badjacent);
   before = after;
   after = slinrt_context_counters(ctx);
@@ -130,19 +130,19 @@ int main(void) {
   /* Errors come back as text, never as a crash. */
   SlinKernelSpec bad = spec;
   bad.num_parts = 0;
-  /* CHECK: bad spec: a kernel needs at least one weight part, got 0 */
+  // CHECK: bad spec: a kernel needs at least one weight part, got 0
   printf("bad spec: %s\n", slinKernelBuildIR(&bad, &error) ? "?" : error);
   slinStringFree(error);
   error = NULL;
   const char *badIR = "func.func @f() { slin.bogus }";
-  /* CHECK: bad IR: {{.*}}error: {{.*}}slin.bogus */
+  // CHECK: bad IR: {{.*}}error: {{.*}}slin.bogus
   printf("bad IR: %s\n",
          slinModuleParse(badIR, strlen(badIR), &error) ? "?" : error);
   slinStringFree(error);
   error = NULL;
   const char *okIR = "func.func @f() { return }";
   SlinModule module = slinModuleParse(okIR, strlen(okIR), &error);
-  /* CHECK: bad pipeline: invalid pass pipeline 'builtin.module(no-such-pass)' */
+  // CHECK: bad pipeline: invalid pass pipeline 'builtin.module(no-such-pass)'
   printf("bad pipeline: %s\n",
          slinModuleRunPipeline(module, "no-such-pass", &error) ? error : "?");
   slinStringFree(error);

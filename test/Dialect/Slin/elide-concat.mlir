@@ -319,3 +319,33 @@ func.func @dgrad_checked(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref
   slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
   return
 }
+
+// -----
+
+// Regression: a memref.alloca without an alignment attribute is only aligned
+// to its element type, so a view of it needs the run-time alignment check.
+// CHECK-LABEL: func @alloca_alignment_unknown
+// CHECK: slin.is_adjacent
+func.func @alloca_alignment_unknown(%x: memref<3x5xf32>, %y: memref<3x6xf32>) {
+  %w = memref.alloca() : memref<6x5xf32>
+  %w0 = memref.subview %w[0, 0] [2, 5] [1, 1] : memref<6x5xf32> to memref<2x5xf32, strided<[5, 1]>>
+  %w1 = memref.subview %w[2, 0] [4, 5] [1, 1] : memref<6x5xf32> to memref<4x5xf32, strided<[5, 1], offset: 10>>
+  // expected-remark @+1 {{weight parts: run-time check (alignment of the first element is not known)}}
+  slin.linear ins(%x : memref<3x5xf32>) weights(%w0, %w1 : memref<2x5xf32, strided<[5, 1]>>, memref<4x5xf32, strided<[5, 1], offset: 10>>) outs(%y : memref<3x6xf32>)
+  return
+}
+
+// -----
+
+// An aligned memref.alloca may be viewed without a check.
+// CHECK-LABEL: func @alloca_aligned
+// CHECK: slin.view_concat
+// CHECK-NOT: slin.is_adjacent
+func.func @alloca_aligned(%x: memref<3x4xf32>, %y: memref<3x6xf32>) {
+  %w = memref.alloca() {alignment = 64} : memref<6x4xf32>
+  %w0 = memref.subview %w[0, 0] [2, 4] [1, 1] : memref<6x4xf32> to memref<2x4xf32, strided<[4, 1]>>
+  %w1 = memref.subview %w[2, 0] [4, 4] [1, 1] : memref<6x4xf32> to memref<4x4xf32, strided<[4, 1], offset: 8>>
+  // expected-remark @+1 {{weight parts: zero-copy view (proven adjacent)}}
+  slin.linear ins(%x : memref<3x4xf32>) weights(%w0, %w1 : memref<2x4xf32, strided<[4, 1]>>, memref<4x4xf32, strided<[4, 1], offset: 8>>) outs(%y : memref<3x6xf32>)
+  return
+}

@@ -157,8 +157,10 @@ std::optional<Layout> rootLayout(Value v) {
     layout.rootIsAllocation = true;
     layout.rootAlignment = alloc.getAlignment().value_or(16);
   } else if (auto alloca = dyn_cast_or_null<memref::AllocaOp>(def)) {
+    // A stack slot is only aligned to its element type unless it says more
+    // (llvm.alloca ... align <element size>).
     layout.rootIsAllocation = true;
-    layout.rootAlignment = alloca.getAlignment().value_or(16);
+    layout.rootAlignment = alloca.getAlignment().value_or(0);
   }
   return layout;
 }

@@ -38,9 +38,11 @@ enum class Adjacency {
 /// (SSA index values, through arith.addi/subi/muli/constant and memref.dim,
 /// and the root's dynamic layout entries). Equal polynomials are provably
 /// equal; a non-zero constant difference is provably different. Distinct
-/// memref.alloc/alloca results are distinct allocations; memref.alloc and
-/// memref.alloca without an `alignment` attribute are taken as 16-byte
-/// aligned (what malloc and the runtime allocator guarantee).
+/// memref.alloc/alloca results are distinct allocations; a memref.alloc
+/// without an `alignment` attribute is taken as 16-byte aligned (what malloc
+/// on 64-bit glibc and the runtime allocator guarantee), a memref.alloca
+/// without one as of unknown alignment (it lowers to an alloca aligned to its
+/// element type only).
 Adjacency classifyAdjacency(ValueRange parts, Type elementType,
                             int64_t alignment, std::string *reason = nullptr);
 

@@ -1,0 +1,725 @@
+//===- SlinToCuBLASLt.cpp - slin ops to runtime calls -----------*- C++ -*-===//
+//
+// Implements `convert-slin-to-cublaslt`: the last step out of the `slin`
+// dialect. `slin.gemm` and `slin.concat` become `func.call`s of the runtime's
+// C-interface entry points (include/splitlinear/Runtime/Runtime.h), the
+// temporary buffers the slin passes allocate (`memref.alloc {slin.buffer}`)
+// come from the runtime's allocator, and `slin.is_adjacent` /
+// `slin.view_concat` become memref metadata arithmetic. Every runtime call
+// takes the function's runtime context: its `!llvm.ptr {slin.context}`
+// argument, or `slinrt_default_context()`.
+//
+// Memref operands are cast to fully dynamic strided types first, so that one
+// declaration per entry point serves every call site; the declarations carry
+// `llvm.emit_c_interface`, which makes the LLVM lowering call
+// `_mlir_ciface_<name>` with pointers to memref descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "splitlinear/Conversion/Passes.h"
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace slin {
+#define GEN_PASS_DEF_CONVERTSLINTOCUBLASLT
+#include "splitlinear/Conversion/Passes.h.inc"
+} // namespace slin
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::slin;
+
+namespace {
+
+/// The function argument attribute that marks the runtime context.
+constexpr StringLiteral kContextAttrName = "slin.context";
+/// The plain C function that returns the process-wide CPU context.
+constexpr StringLiteral kDefaultContextFn = "slinrt_default_context";
+
+//===----------------------------------------------------------------------===//
+// Helpers: types, declarations, the context
+//===----------------------------------------------------------------------===//
+
+/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`), or ""
+/// for a type the runtime has no entry points for.
+StringRef dtypeSuffix(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF64())
+    return "f64";
+  return "";
+}
+
+/// `memref<?x?xT, strided<[?, ?], offset: ?>>` (or its rank-1 analogue): the
+/// parameter type of the runtime declarations, to which any strided memref
+/// of that rank and element type can be cast.
+MemRefType dynamicStridedType(Type elementType, int64_t rank) {
+  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(elementType.getContext(),
+                                       ShapedType::kDynamic, dynamic);
+  return MemRefType::get(dynamic, elementType, layout);
+}
+
+/// Casts `value` (a memref) to dynamicStridedType, or fails when its layout
+/// is not strided or it lives in a non-default memory space.
+FailureOr<Value> castToDynamic(OpBuilder &builder, Location loc, Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  MemRefType dynamic =
+      dynamicStridedType(type.getElementType(), type.getRank());
+  if (type == dynamic)
+    return value;
+  if (!memref::CastOp::areCastCompatible(TypeRange{type}, TypeRange{dynamic}))
+    return failure();
+  return memref::CastOp::create(builder, loc, dynamic, value).getResult();
+}
+
+/// Size of one element in bytes (rounded up), or 0 for a type without a bit
+/// width.
+int64_t elementBytes(Type type) {
+  if (!type.isIntOrFloat())
+    return 0;
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+/// Returns the function `name` of type `type` in the module around `from`,
+/// declaring it (private, with `llvm.emit_c_interface` when `cInterface`) if
+/// it does not exist yet. Fails if the symbol exists with another type or is
+/// not a func.func.
+FailureOr<func::FuncOp> lookupOrDeclare(RewriterBase &rewriter, Operation *from,
+                                        StringRef name, FunctionType type,
+                                        bool cInterface) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (!module)
+    return failure();
+  if (Operation *existing = module.lookupSymbol(name)) {
+    auto func = dyn_cast<func::FuncOp>(existing);
+    if (!func || func.getFunctionType() != type)
+      return failure();
+    StringRef cAttr = LLVM::LLVMDialect::getEmitCWrapperAttrName();
+    if (cInterface && !func->hasAttr(cAttr))
+      rewriter.modifyOpInPlace(
+          func, [&] { func->setAttr(cAttr, rewriter.getUnitAttr()); });
+    return func;
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  auto func = func::FuncOp::create(rewriter, module.getLoc(), name, type);
+  func.setPrivate();
+  if (cInterface)
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  rewriter.getUnitAttr());
+  return func;
+}
+
+/// Emits `func.call @name(operands) : (types of operands) -> results` of a
+/// C-interface runtime entry point, declaring it on first use.
+FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
+                                    StringRef name, ValueRange operands,
+                                    TypeRange results = {}) {
+  auto type = FunctionType::get(op->getContext(), operands.getTypes(), results);
+  FailureOr<func::FuncOp> callee =
+      lookupOrDeclare(rewriter, op, name, type, /*cInterface=*/true);
+  if (failed(callee))
+    return failure();
+  return func::CallOp::create(rewriter, op->getLoc(), *callee, operands);
+}
+
+/// The runtime context for calls made from `op`: the `!llvm.ptr` argument of
+/// the enclosing function marked `{slin.context}`, else the result of a
+/// `slinrt_default_context()` call at the start of the function's entry block
+/// (created on first use, shared by the later ones).
+FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  if (!func || func.isExternal())
+    return failure();
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    if (func.getArgAttr(i, kContextAttrName)) {
+      BlockArgument arg = func.getArgument(i);
+      if (!isa<LLVM::LLVMPointerType>(arg.getType()))
+        return failure();
+      return Value(arg);
+    }
+  Block &entry = func.getBody().front();
+  if (!entry.empty())
+    if (auto call = dyn_cast<func::CallOp>(entry.front()))
+      if (call.getCallee() == kDefaultContextFn && call->getNumResults() == 1)
+        return call.getResult(0);
+  Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
+  FailureOr<func::FuncOp> callee =
+      lookupOrDeclare(rewriter, op, kDefaultContextFn,
+                      FunctionType::get(op->getContext(), {}, {ptrType}),
+                      /*cInterface=*/false);
+  if (failed(callee))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&entry);
+  return func::CallOp::create(rewriter, func.getLoc(), *callee, ValueRange{})
+      .getResult(0);
+}
+
+/// Small arith builders that keep the patterns readable.
+struct ArithBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value boolean(bool v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), v);
+  }
+  Value value(OpFoldResult ofr) {
+    return getValueOrCreateConstantIndexOp(b, loc, ofr);
+  }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+  Value eq(Value x, int64_t y) { return eq(x, index(y)); }
+  Value ne(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, index(y));
+  }
+  Value sge(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
+  }
+  Value sgt(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x,
+                                 index(y));
+  }
+  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value notb(Value x) {
+    return arith::XOrIOp::create(b, loc, x, boolean(true));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value select(Value c, Value t, Value f) {
+    return arith::SelectOp::create(b, loc, c, t, f);
+  }
+  /// `x + y` folded when both are constants.
+  OpFoldResult addOfr(OpFoldResult x, OpFoldResult y) {
+    std::optional<int64_t> cx = getConstantIntValue(x),
+                           cy = getConstantIntValue(y);
+    if (cx && cy)
+      return b.getIndexAttr(*cx + *cy);
+    return add(value(x), value(y));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// slin.gemm
+//===----------------------------------------------------------------------===//
+
+/// `slin.gemm` → `slinrt_<target>_gemm_<dtype>(ctx, A, B, D, bias, transA,
+/// transB, epilogue)`. Without a bias operand an empty `memref<0xT>` stands
+/// in (the runtime ignores it for the `none` epilogue).
+struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
+  GemmToRuntimeCall(MLIRContext *ctx, StringRef target)
+      : OpConversionPattern(ctx), target(target.str()) {}
+
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elementType = op.getA().getType().getElementType();
+    StringRef dtype = dtypeSuffix(elementType);
+    if (dtype.empty())
+      return rewriter.notifyMatchFailure(op, "no runtime GEMM for this type");
+    FailureOr<Value> context = getRuntimeContext(rewriter, op);
+    if (failed(context))
+      return rewriter.notifyMatchFailure(op, "no runtime context available");
+
+    ArithBuilder ab{rewriter, loc};
+    Value bias = adaptor.getBias();
+    if (!bias)
+      bias = memref::AllocaOp::create(rewriter, loc,
+                                      MemRefType::get({0}, elementType));
+    SmallVector<Value> operands{*context};
+    for (Value memref :
+         {adaptor.getA(), adaptor.getB(), adaptor.getD(), bias}) {
+      FailureOr<Value> dynamic = castToDynamic(rewriter, loc, memref);
+      if (failed(dynamic))
+        return rewriter.notifyMatchFailure(
+            op, "operand has a non-strided layout or a memory space");
+      operands.push_back(*dynamic);
+    }
+    operands.push_back(ab.i32(op.getTransposeA()));
+    operands.push_back(ab.i32(op.getTransposeB()));
+    operands.push_back(ab.i32(static_cast<int32_t>(op.getEpilogue())));
+
+    std::string name = (Twine("slinrt_") + target + "_gemm_" + dtype).str();
+    if (failed(callRuntime(rewriter, op, name, operands)))
+      return rewriter.notifyMatchFailure(op, "symbol '" + name +
+                                                 "' exists with another type");
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  std::string target;
+};
+
+//===----------------------------------------------------------------------===//
+// slin.concat
+//===----------------------------------------------------------------------===//
+
+/// `slin.concat` → for each part, a subview of the destination's row block
+/// `[off_i, off_i + N_i)` and one converting copy
+/// `slinrt_<target>_copy{1,2}d_<src>_<dst>(ctx, part, block)`.
+struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
+  ConcatToRuntimeCopies(MLIRContext *ctx, StringRef target)
+      : OpConversionPattern(ctx), target(target.str()) {}
+
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value output = adaptor.getOutput();
+    auto outputType = cast<MemRefType>(output.getType());
+    StringRef dstType = dtypeSuffix(outputType.getElementType());
+    if (dstType.empty())
+      return rewriter.notifyMatchFailure(op, "no runtime copy to this type");
+    for (Value part : adaptor.getParts())
+      if (dtypeSuffix(cast<MemRefType>(part.getType()).getElementType())
+              .empty())
+        return rewriter.notifyMatchFailure(op, "no runtime copy of this type");
+    FailureOr<Value> context = getRuntimeContext(rewriter, op);
+    if (failed(context))
+      return rewriter.notifyMatchFailure(op, "no runtime context available");
+
+    ArithBuilder ab{rewriter, loc};
+    int64_t rank = outputType.getRank();
+    OpFoldResult zero = rewriter.getIndexAttr(0),
+                 one = rewriter.getIndexAttr(1);
+    OpFoldResult offset = zero;
+    ValueRange parts = adaptor.getParts();
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      OpFoldResult rows = memref::getMixedSize(rewriter, loc, part, 0);
+      SmallVector<OpFoldResult> offsets{offset}, sizes{rows}, strides{one};
+      if (rank == 2) {
+        // Prefer a static column count from either side.
+        auto partType = cast<MemRefType>(part.getType());
+        Value colsFrom = partType.isDynamicDim(1) ? output : part;
+        offsets.push_back(zero);
+        sizes.push_back(memref::getMixedSize(rewriter, loc, colsFrom, 1));
+        strides.push_back(one);
+      }
+      Value block = memref::SubViewOp::create(rewriter, loc, output, offsets,
+                                              sizes, strides);
+      FailureOr<Value> src = castToDynamic(rewriter, loc, part);
+      FailureOr<Value> dst = castToDynamic(rewriter, loc, block);
+      if (failed(src) || failed(dst))
+        return rewriter.notifyMatchFailure(
+            op, "part or output has a non-strided layout or a memory space");
+      StringRef srcType =
+          dtypeSuffix(cast<MemRefType>(part.getType()).getElementType());
+      std::string name = (Twine("slinrt_") + target + "_copy" + Twine(rank) +
+                          "d_" + srcType + "_" + dstType)
+                             .str();
+      if (failed(callRuntime(rewriter, op, name, {*context, *src, *dst})))
+        return rewriter.notifyMatchFailure(
+            op, "symbol '" + name + "' exists with another type");
+      if (i + 1 < parts.size())
+        offset = ab.addOfr(offset, rows);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  std::string target;
+};
+
+//===----------------------------------------------------------------------===//
+// memref.alloc / memref.dealloc {slin.buffer}
+//===----------------------------------------------------------------------===//
+
+/// `memref.alloc {slin.buffer}` → `slinrt_<target>_alloc(ctx, bytes)`, an
+/// i8 buffer from the context's allocator (device memory on CUDA), typed with
+/// `memref.view`.
+struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
+  RuntimeBufferAlloc(MLIRContext *ctx, StringRef target)
+      : OpConversionPattern(ctx), target(target.str()) {}
+
+  LogicalResult
+  matchAndRewrite(memref::AllocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op->hasAttr(kRuntimeBufferAttrName))
+      return rewriter.notifyMatchFailure(op, "not a slin.buffer allocation");
+    MemRefType type = op.getType();
+    if (!type.getLayout().isIdentity() || type.getMemorySpace())
+      return rewriter.notifyMatchFailure(
+          op, "only identity layouts in the default memory space");
+    // The runtime allocator returns 256-byte aligned memory.
+    if (op.getAlignment().value_or(1) > 256)
+      return rewriter.notifyMatchFailure(op, "alignment above 256 bytes");
+    int64_t bytesPerElement = elementBytes(type.getElementType());
+    if (bytesPerElement == 0)
+      return rewriter.notifyMatchFailure(op, "element type without a size");
+    FailureOr<Value> context = getRuntimeContext(rewriter, op);
+    if (failed(context))
+      return rewriter.notifyMatchFailure(op, "no runtime context available");
+
+    Location loc = op.getLoc();
+    ArithBuilder ab{rewriter, loc};
+    int64_t staticBytes = bytesPerElement;
+    for (int64_t size : type.getShape())
+      if (!ShapedType::isDynamic(size))
+        staticBytes *= size;
+    Value bytes = ab.index(staticBytes);
+    for (Value size : adaptor.getDynamicSizes())
+      bytes = ab.mul(bytes, size);
+    Value bytes64 =
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), bytes);
+
+    auto rawType =
+        MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8));
+    std::string name = (Twine("slinrt_") + target + "_alloc").str();
+    FailureOr<func::CallOp> call =
+        callRuntime(rewriter, op, name, {*context, bytes64}, {rawType});
+    if (failed(call))
+      return rewriter.notifyMatchFailure(op, "symbol '" + name +
+                                                 "' exists with another type");
+    rewriter.replaceOpWithNewOp<memref::ViewOp>(
+        op, type, call->getResult(0), ab.index(0), adaptor.getDynamicSizes());
+    return success();
+  }
+
+  std::string target;
+};
+
+/// `memref.dealloc {slin.buffer}` → `slinrt_<target>_free(ctx, address)`,
+/// with the buffer's aligned address (that of the allocation, which any
+/// typed view of it made by RuntimeBufferAlloc shares).
+struct RuntimeBufferDealloc : OpConversionPattern<memref::DeallocOp> {
+  RuntimeBufferDealloc(MLIRContext *ctx, StringRef target)
+      : OpConversionPattern(ctx), target(target.str()) {}
+
+  LogicalResult
+  matchAndRewrite(memref::DeallocOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op->hasAttr(kRuntimeBufferAttrName))
+      return rewriter.notifyMatchFailure(op, "not a slin.buffer deallocation");
+    FailureOr<Value> context = getRuntimeContext(rewriter, op);
+    if (failed(context))
+      return rewriter.notifyMatchFailure(op, "no runtime context available");
+    Location loc = op.getLoc();
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+        rewriter, loc, adaptor.getMemref());
+    Value address64 = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI64Type(), address);
+    std::string name = (Twine("slinrt_") + target + "_free").str();
+    if (failed(callRuntime(rewriter, op, name, {*context, address64})))
+      return rewriter.notifyMatchFailure(op, "symbol '" + name +
+                                                 "' exists with another type");
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  std::string target;
+};
+
+//===----------------------------------------------------------------------===//
+// slin.is_adjacent / slin.view_concat
+//===----------------------------------------------------------------------===//
+
+/// The run-time layout of one part, from memref.extract_strided_metadata
+/// (`cols` and `colStride` are null for rank 1).
+struct PartLayout {
+  Value base, offset, rows, cols, rowStride, colStride;
+};
+
+/// Reads the layout of `part` with one memref.extract_strided_metadata.
+PartLayout readLayout(OpBuilder &b, Location loc, Value part) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, part);
+  PartLayout layout;
+  layout.base = meta.getBaseBuffer();
+  layout.offset = meta.getOffset();
+  layout.rows = meta.getSizes()[0];
+  layout.rowStride = meta.getStrides()[0];
+  if (meta.getSizes().size() == 2) {
+    layout.cols = meta.getSizes()[1];
+    layout.colStride = meta.getStrides()[1];
+  }
+  return layout;
+}
+
+/// `slin.is_adjacent` → the predicate documented on the op, as a chain of
+/// arith.andi / arith.select over each part's metadata (no control flow).
+/// Running state over the non-empty parts seen so far: their base address,
+/// row stride `ld`, columns `K`, first offset and the offset where the last
+/// one ends. Besides the documented conditions, non-empty matrix parts must
+/// have equal column counts (the verifier can only check static ones; a view
+/// of parts of different widths would be meaningless).
+struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(IsAdjacentOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArithBuilder ab{rewriter, loc};
+    ValueRange parts = adaptor.getParts();
+    Type elementType =
+        cast<MemRefType>(parts.front().getType()).getElementType();
+    // (2) A view cannot convert: differing element types never qualify.
+    for (Value part : parts)
+      if (cast<MemRefType>(part.getType()).getElementType() != elementType) {
+        rewriter.replaceOp(op, ab.boolean(false));
+        return success();
+      }
+    int64_t bytesPerElement = elementBytes(elementType);
+    if (bytesPerElement == 0)
+      return rewriter.notifyMatchFailure(op, "element type without a size");
+    bool isMatrix = cast<MemRefType>(parts.front().getType()).getRank() == 2;
+
+    Value ok = ab.boolean(true), seen = ab.boolean(false);
+    Value zero = ab.index(0), one = ab.index(1);
+    Value baseAddress = zero, firstOffset = zero, end = zero, total = zero;
+    Value ld = one, cols = one;
+    // Every condition below is built in its own statement so that the IR
+    // does not depend on the compiler's argument evaluation order.
+    for (Value part : parts) {
+      PartLayout layout = readLayout(rewriter, loc, part);
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, part);
+      Value nonEmpty = ab.ne(layout.rows, 0);
+      Value notSeen = ab.notb(seen);
+      Value isFirst = ab.andi(nonEmpty, notSeen);
+
+      // (3) Contiguous within a row, one common row stride (and width).
+      Value cond;
+      Value newLd = one;
+      if (isMatrix) {
+        newLd = ab.select(isFirst, layout.rowStride, ld);
+        Value newCols = ab.select(isFirst, layout.cols, cols);
+        Value commonLd = ab.eq(layout.rowStride, newLd);
+        Value commonCols = ab.eq(layout.cols, newCols);
+        Value unitColStride = ab.eq(layout.colStride, 1);
+        Value oneCol = ab.eq(layout.cols, 1);
+        Value rowContiguous = ab.ori(unitColStride, oneCol);
+        cond = ab.andi(rowContiguous, ab.andi(commonLd, commonCols));
+        cols = newCols;
+      } else {
+        Value unitStride = ab.eq(layout.rowStride, 1);
+        Value oneElement = ab.eq(layout.rows, 1);
+        cond = ab.ori(unitStride, oneElement);
+      }
+      // (1) One base allocation; (4) starts where the previous part ends.
+      Value equalBase = ab.eq(address, baseAddress);
+      Value sameBase = ab.ori(isFirst, equalBase);
+      Value startsAtEnd = ab.eq(layout.offset, end);
+      Value chained = ab.ori(isFirst, startsAtEnd);
+      cond = ab.andi(cond, ab.andi(sameBase, chained));
+      // Empty parts impose nothing.
+      Value empty = ab.notb(nonEmpty);
+      ok = ab.andi(ok, ab.ori(empty, cond));
+
+      baseAddress = ab.select(isFirst, address, baseAddress);
+      firstOffset = ab.select(isFirst, layout.offset, firstOffset);
+      ld = newLd;
+      Value partEnd = ab.add(layout.offset, ab.mul(layout.rows, ld));
+      end = ab.select(nonEmpty, partEnd, end);
+      if (isMatrix)
+        total = ab.add(total, layout.rows);
+      seen = ab.ori(seen, nonEmpty);
+    }
+    // (3) Rows of the view must not overlap: ld >= K when it has two rows.
+    if (isMatrix) {
+      Value oneRowAtMost = ab.notb(ab.sgt(total, 1));
+      Value noOverlap = ab.sge(ld, cols);
+      ok = ab.andi(ok, ab.ori(oneRowAtMost, noOverlap));
+    }
+    // (5) Alignment of the view's first element (only if there is one).
+    Value byteOffset = ab.mul(firstOffset, ab.index(bytesPerElement));
+    Value firstByte = ab.add(baseAddress, byteOffset);
+    Value misalignment = arith::RemUIOp::create(rewriter, loc, firstByte,
+                                                ab.index(op.getAlignment()));
+    Value aligned = ab.eq(misalignment, 0);
+    Value allEmpty = ab.notb(seen);
+    ok = ab.andi(ok, ab.ori(allEmpty, aligned));
+    rewriter.replaceOp(op, ok);
+    return success();
+  }
+};
+
+/// `slin.view_concat` → `memref.reinterpret_cast` of the first non-empty
+/// part's base buffer (part 0's when all are empty) at that part's offset,
+/// with `Σ N_i` rows and the common row stride.
+struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ViewConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ArithBuilder ab{rewriter, loc};
+    ValueRange parts = adaptor.getParts();
+    MemRefType resultType = op.getType();
+    bool isMatrix = resultType.getRank() == 2;
+
+    // Running choice: the first non-empty part so far (part 0 until one is
+    // found). Row stride and columns matter only for a matrix whose result
+    // type leaves them dynamic.
+    bool needCols = isMatrix && resultType.isDynamicDim(1);
+    Value seen, base, offset, ld, cols;
+    OpFoldResult total = rewriter.getIndexAttr(0);
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      PartLayout layout = readLayout(rewriter, loc, part);
+      auto partType = cast<MemRefType>(part.getType());
+      total =
+          ab.addOfr(total, partType.isDynamicDim(0)
+                               ? OpFoldResult(layout.rows)
+                               : rewriter.getIndexAttr(partType.getDimSize(0)));
+      Value nonEmpty = ab.ne(layout.rows, 0);
+      if (i == 0) {
+        base = layout.base;
+        offset = layout.offset;
+        ld = layout.rowStride;
+        cols = layout.cols;
+        seen = nonEmpty;
+        continue;
+      }
+      Value isFirst = ab.andi(nonEmpty, ab.notb(seen));
+      base = ab.select(isFirst, layout.base, base);
+      offset = ab.select(isFirst, layout.offset, offset);
+      if (isMatrix)
+        ld = ab.select(isFirst, layout.rowStride, ld);
+      if (needCols)
+        cols = ab.select(isFirst, layout.cols, cols);
+      if (i + 1 < parts.size())
+        seen = ab.ori(seen, nonEmpty);
+    }
+
+    SmallVector<OpFoldResult> sizes{total}, strides;
+    if (isMatrix) {
+      sizes.push_back(needCols
+                          ? OpFoldResult(cols)
+                          : rewriter.getIndexAttr(resultType.getDimSize(1)));
+      strides = {ld, rewriter.getIndexAttr(1)};
+    } else {
+      strides = {rewriter.getIndexAttr(1)};
+    }
+    SmallVector<int64_t> staticSizes, staticStrides;
+    for (OpFoldResult size : sizes)
+      staticSizes.push_back(
+          getConstantIntValue(size).value_or(ShapedType::kDynamic));
+    for (OpFoldResult stride : strides)
+      staticStrides.push_back(
+          getConstantIntValue(stride).value_or(ShapedType::kDynamic));
+    auto viewType =
+        MemRefType::get(staticSizes, resultType.getElementType(),
+                        StridedLayoutAttr::get(
+                            getContext(), ShapedType::kDynamic, staticStrides),
+                        resultType.getMemorySpace());
+    Value view = memref::ReinterpretCastOp::create(
+        rewriter, loc, viewType, base, offset, sizes, strides);
+    if (viewType != resultType) {
+      if (!memref::CastOp::areCastCompatible(TypeRange{viewType},
+                                             TypeRange{resultType}))
+        return rewriter.notifyMatchFailure(op, "result type is not a strided "
+                                               "type the view can be cast to");
+      view = memref::CastOp::create(rewriter, loc, resultType, view);
+    }
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+
+/// Adds the patterns lowering slin ops (and slin.buffer allocations) to
+/// calls of the runtime for `target` ("cuda" or "cpu").
+void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
+                                   StringRef target) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies, RuntimeBufferAlloc,
+               RuntimeBufferDealloc>(ctx, target);
+  patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast>(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertSlinToCuBLASLtPass
+    : public slin::impl::ConvertSlinToCuBLASLtBase<ConvertSlinToCuBLASLtPass> {
+  using Base::Base;
+
+  /// Checks what the patterns cannot report well: ops that belong to an
+  /// earlier pass, and malformed context arguments.
+  LogicalResult checkInput(ModuleOp module) {
+    bool failedCheck = false;
+    module.walk([&](Operation *op) {
+      if (isa<LinearOp, LinearDgradOp>(op)) {
+        op->emitError() << "'" << op->getName()
+                        << "' cannot be lowered to runtime calls: run "
+                           "slin-elide-concat and slin-expand-linear first";
+        failedCheck = true;
+      }
+      auto func = dyn_cast<func::FuncOp>(op);
+      if (!func || func.isExternal())
+        return;
+      int contexts = 0;
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+        if (!func.getArgAttr(i, kContextAttrName))
+          continue;
+        if (!isa<LLVM::LLVMPointerType>(func.getArgument(i).getType())) {
+          func.emitError() << "argument #" << i << " is marked '"
+                           << kContextAttrName << "' but has type "
+                           << func.getArgument(i).getType()
+                           << ", expected !llvm.ptr";
+          failedCheck = true;
+        }
+        if (++contexts == 2) {
+          func.emitError() << "more than one argument is marked '"
+                           << kContextAttrName << "'";
+          failedCheck = true;
+        }
+      }
+    });
+    return failure(failedCheck);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (target != "cuda" && target != "cpu") {
+      module.emitError() << "convert-slin-to-cublaslt: invalid target '"
+                         << target << "', expected 'cuda' or 'cpu'";
+      return signalPassFailure();
+    }
+    if (failed(checkInput(module)))
+      return signalPassFailure();
+
+    ConversionTarget conversionTarget(getContext());
+    conversionTarget.addIllegalDialect<SlinDialect>();
+    // Only the slin passes' temporary buffers move to the runtime allocator;
+    // the program's own allocations stay as they are.
+    conversionTarget.addDynamicallyLegalOp<memref::AllocOp, memref::DeallocOp>(
+        [](Operation *op) { return !op->hasAttr(kRuntimeBufferAttrName); });
+    conversionTarget.markUnknownOpDynamicallyLegal(
+        [](Operation *) { return true; });
+
+    RewritePatternSet patterns(&getContext());
+    populateSlinToRuntimePatterns(patterns, target);
+    // No folding: the rewrite is exactly what the patterns say (a folded
+    // memref.dealloc would, e.g., look through casts of the buffer).
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    if (failed(applyPartialConversion(module, conversionTarget,
+                                      std::move(patterns), config)))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
