@@ -105,7 +105,7 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
 
     # Timings: forward at prefill (batch x seq) and decode (batch x 1) shapes.
     inductor = torch.compile(copy.deepcopy(eager))
-    decode_ids = ids[:, :1]
+    decode_ids = ids[:, :1].contiguous()
     times: dict[str, dict[str, float]] = {}
     with torch.no_grad():
         for shape, inp in (("prefill", ids), ("decode", decode_ids)):

@@ -1,0 +1,216 @@
+"""The ``splitlinear`` torch.compile backend.
+
+Registered through the ``torch_dynamo_backends`` entry point, so after
+``pip install -e python``::
+
+    compiled = torch.compile(model, backend="splitlinear")
+    compiled = torch.compile(model, backend="splitlinear",
+                             options={"fallback": "eager", "strict": True})
+
+Pipeline for each Dynamo graph: validate options, dump the graph
+(``graph_<n>_before.txt``), find and rewrite split-linear regions
+(:mod:`splitlinear.fx_match`) into ``splitlinear.ops.linear`` calls, dump
+again (``graph_<n>_after.txt``), then compile the rewritten graph with the
+``inductor`` backend (the op becomes an extern kernel call) or run it eagerly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from ._logging import logger
+from .fx_match import LinearFn, Plan, Rejection, node_value, plan_regions, rewrite_region
+from .options import SplitLinearOptions
+from .stats import bump as _bump
+
+__all__ = ["splitlinear_backend", "rewrite_graph"]
+
+_graph_ids = itertools.count()
+_graph_ids_lock = threading.Lock()
+
+
+def _next_graph_id() -> int:
+    with _graph_ids_lock:
+        return next(_graph_ids)
+
+
+def _load_linear_fn() -> LinearFn:
+    """``splitlinear.ops.linear`` (loading the op library).
+
+    Raises:
+        RuntimeError: the op library cannot be loaded.
+    """
+    try:
+        from . import ops
+    except (ImportError, OSError, RuntimeError) as exc:
+        raise RuntimeError(
+            "splitlinear backend: cannot load the op library providing torch.ops.splitlinear.linear "
+            f"(build it, or set SPLITLINEAR_BUILD_DIR): {exc}"
+        ) from exc
+    return ops.linear
+
+
+def _ensure_metadata(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> None:
+    """Give every node a fake value if the graph did not come from Dynamo (e.g. ``symbolic_trace``)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if all(node_value(n) is not None for n in placeholders):
+        return
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+    mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
+    FakeTensorProp(gm, mode).propagate(*example_inputs)
+
+
+def _write_dump(dump_dir: str, name: str, text: str) -> None:
+    os.makedirs(dump_dir, exist_ok=True)
+    path = os.path.join(dump_dir, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    logger.debug("splitlinear: wrote %s", path)
+
+
+def _strict_error(rejections: Sequence[Rejection], graph_id: int) -> RuntimeError:
+    lines = "\n  ".join(r.message() for r in rejections)
+    return RuntimeError(
+        f"splitlinear backend (strict=True): graph {graph_id}: {len(rejections)} candidate(s) "
+        f"could not be replaced by torch.ops.splitlinear.linear:\n  {lines}"
+    )
+
+
+def rewrite_graph(
+    gm: fx.GraphModule,
+    example_inputs: Sequence[Any],
+    options: SplitLinearOptions,
+    *,
+    linear_fn: LinearFn | None = None,
+    graph_id: int = -1,
+) -> Plan:
+    """Rewrite the split-linear regions of ``gm`` in place; return what was done.
+
+    Args:
+        gm: a Dynamo FX graph (torch-level ops, ``example_value`` metadata) or
+            any FX graph of torch-level ops (then fake values are propagated
+            from ``example_inputs``).
+        example_inputs: the graph's inputs (real or fake tensors, SymInts).
+        options: backend options (``strict``, ``horizontal_fusion``, ``min_parts``).
+        linear_fn: the callable placed in the graph; default
+            ``splitlinear.ops.linear`` (loaded only if a region is found).
+        graph_id: number used in log and error messages.
+
+    Returns:
+        The :class:`~splitlinear.fx_match.Plan`: ``regions`` actually
+        rewritten, ``rejections`` (including regions whose rewrite failed),
+        ``skipped`` (policy skips such as ``min_parts``).
+
+    Raises:
+        RuntimeError: ``options.strict`` and a candidate was rejected, or a
+            region was found but the op library cannot be loaded under strict.
+    """
+    _ensure_metadata(gm, example_inputs)
+    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion, min_parts=options.min_parts)
+    for rejection in plan.rejections:
+        logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
+    for reason in plan.skipped:
+        logger.debug("splitlinear: graph %d: skipped %s", graph_id, reason)
+    if options.strict and plan.rejections:
+        raise _strict_error(plan.rejections, graph_id)
+
+    if plan.regions and linear_fn is None:
+        try:
+            linear_fn = _load_linear_fn()
+        except RuntimeError as exc:
+            if options.strict:
+                raise
+            logger.warning("splitlinear: graph %d: %s; leaving %d region(s) to the fallback",
+                           graph_id, exc, len(plan.regions))
+            plan.rejections.extend(Rejection(r.sites[0].out, "op library unavailable") for r in plan.regions)
+            plan.regions = []
+
+    done = []
+    replaced: dict[fx.Node, fx.Node] = {}
+    for region in plan.regions:
+        assert linear_fn is not None
+        try:
+            rewrite_region(gm, region, linear_fn, replaced)
+        except RuntimeError as exc:
+            rejection = Rejection(region.sites[0].out, str(exc))
+            if options.strict:
+                raise _strict_error([rejection], graph_id) from exc
+            logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
+            plan.rejections.append(rejection)
+            continue
+        logger.debug("splitlinear: graph %d: matched %s", graph_id, region.describe())
+        done.append(region)
+    plan.regions = done
+    if done:
+        gm.graph.lint()
+        gm.recompile()
+    return plan
+
+
+def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
+                      options: SplitLinearOptions) -> Callable[..., Any]:
+    if options.fallback == "eager":
+        return gm.forward
+    inductor = torch._dynamo.lookup_backend("inductor")
+    return inductor(gm, list(example_inputs))
+
+
+def splitlinear_backend(
+    gm: fx.GraphModule,
+    example_inputs: Sequence[Any],
+    *,
+    options: Mapping[str, Any] | SplitLinearOptions | None = None,
+    mode: str | None = None,
+) -> Callable[..., Any]:
+    """torch.compile backend: replace split linears by ``splitlinear.ops.linear``, compile the rest.
+
+    Args:
+        gm: the Dynamo FX graph (torch-level ops; Parameters are placeholders).
+        example_inputs: the real example inputs (Parameters first, then user inputs).
+        options: ``torch.compile(..., options=...)``; see :class:`SplitLinearOptions`.
+        mode: ``torch.compile(..., mode=...)``; accepted and ignored (logged).
+
+    Returns:
+        A callable running the graph: Inductor-compiled (``fallback="inductor"``)
+        or the rewritten ``GraphModule.forward`` (``fallback="eager"``).
+
+    Raises:
+        ValueError: invalid ``options`` (unknown key, wrong type).
+        RuntimeError: ``strict=True`` and a candidate could not be replaced.
+    """
+    opts = SplitLinearOptions.from_dict(options)
+    if mode is not None:
+        logger.info("splitlinear: mode=%r is ignored by the splitlinear backend", mode)
+    graph_id = _next_graph_id()
+    _bump("graphs_compiled")
+
+    dump_dir = opts.resolved_dump_dir()
+    if dump_dir:
+        _write_dump(dump_dir, f"graph_{graph_id}_before.txt", gm.print_readable(print_output=False))
+
+    plan = rewrite_graph(gm, example_inputs, opts, graph_id=graph_id)
+    n_linears = sum(len(r.sites) for r in plan.regions)
+    _bump("regions_matched", len(plan.regions))
+    _bump("linears_fused", n_linears)
+    _bump("candidates_rejected", len(plan.rejections))
+
+    if dump_dir:
+        header = "".join(f"# splitlinear: matched {r.describe()}\n" for r in plan.regions)
+        header += "".join(f"# splitlinear: rejected {r.message()}\n" for r in plan.rejections)
+        _write_dump(dump_dir, f"graph_{graph_id}_after.txt", header + gm.print_readable(print_output=False))
+
+    logger.info(
+        "splitlinear: graph %d: %d region(s) matched (%d linear(s)), %d candidate(s) rejected; fallback=%s",
+        graph_id, len(plan.regions), n_linears, len(plan.rejections), opts.fallback,
+    )
+    return _compile_fallback(gm, example_inputs, opts)

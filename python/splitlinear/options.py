@@ -1,0 +1,116 @@
+"""Options of the ``splitlinear`` torch.compile backend.
+
+``torch.compile(model, backend="splitlinear", options={...})`` hands the dict to
+the backend as the keyword ``options``; :meth:`SplitLinearOptions.from_dict`
+validates it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+Fallback = Literal["inductor", "eager"]
+
+#: Environment variable naming a directory for FX graph dumps (see ``dump_dir``).
+DUMP_DIR_ENV = "SPLITLINEAR_DUMP_DIR"
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitLinearOptions:
+    """Settings of one ``torch.compile(..., backend="splitlinear")`` call.
+
+    Attributes:
+        fallback: what compiles the rewritten graph: ``"inductor"`` (the
+            ``inductor`` backend, the split-linear regions becoming extern
+            kernel calls of ``torch.ops.splitlinear.linear``) or ``"eager"``
+            (the rewritten ``GraphModule`` runs as is).
+        strict: raise ``RuntimeError`` naming the node when a candidate region
+            (a concatenated weight/bias feeding a linear, or sibling linears
+            reading one input) cannot be replaced, instead of leaving it to
+            the fallback.
+        dump_dir: directory receiving ``graph_<n>_before.txt`` and
+            ``graph_<n>_after.txt`` for every compiled graph.  ``None`` reads
+            the environment variable ``SPLITLINEAR_DUMP_DIR`` (unset: no dumps).
+        horizontal_fusion: fuse two or more linears reading the same input
+            (q/k/v, gate/up) into one call.
+        min_parts: smallest number of weight parts a region must have to be
+            replaced (a one-part ``torch.cat`` is left alone by default).
+    """
+
+    fallback: Fallback = "inductor"
+    strict: bool = False
+    dump_dir: str | None = None
+    horizontal_fusion: bool = True
+    min_parts: int = 2
+
+    def __post_init__(self) -> None:
+        if self.fallback not in get_args(Fallback):
+            raise ValueError(
+                f"splitlinear: option 'fallback' must be one of {list(get_args(Fallback))}, "
+                f"got {self.fallback!r}"
+            )
+        for name in ("strict", "horizontal_fusion"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(
+                    f"splitlinear: option {name!r} must be a bool, got {type(value).__name__} {value!r}"
+                )
+        if self.dump_dir is not None and not isinstance(self.dump_dir, (str, os.PathLike)):
+            raise ValueError(
+                "splitlinear: option 'dump_dir' must be a str path or None, "
+                f"got {type(self.dump_dir).__name__} {self.dump_dir!r}"
+            )
+        if isinstance(self.min_parts, bool) or not isinstance(self.min_parts, int):
+            raise ValueError(
+                f"splitlinear: option 'min_parts' must be an int, got "
+                f"{type(self.min_parts).__name__} {self.min_parts!r}"
+            )
+        if self.min_parts < 1:
+            raise ValueError(f"splitlinear: option 'min_parts' must be >= 1, got {self.min_parts}")
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """Names of the valid option keys, in declaration order."""
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any] | SplitLinearOptions | None) -> SplitLinearOptions:
+        """Build options from the ``options=`` dict of ``torch.compile``.
+
+        Args:
+            options: ``None`` (all defaults), a mapping of option names to
+                values, or an existing :class:`SplitLinearOptions` (returned as is).
+
+        Raises:
+            ValueError: an unknown key (the message lists the valid ones), or a
+                value of the wrong type or out of range (the message names the key).
+        """
+        if options is None:
+            return cls()
+        if isinstance(options, SplitLinearOptions):
+            return options
+        if not isinstance(options, Mapping):
+            raise ValueError(
+                "splitlinear: 'options' must be a dict or SplitLinearOptions, "
+                f"got {type(options).__name__}"
+            )
+        valid = cls.field_names()
+        unknown = sorted(str(k) for k in options if k not in valid)
+        if unknown:
+            raise ValueError(
+                f"splitlinear: unknown option(s) {unknown}; valid options are {valid}"
+            )
+        kwargs = dict(options)
+        if isinstance(kwargs.get("dump_dir"), os.PathLike):
+            kwargs["dump_dir"] = os.fspath(kwargs["dump_dir"])
+        return cls(**kwargs)
+
+    def resolved_dump_dir(self) -> str | None:
+        """``dump_dir`` if set, else ``$SPLITLINEAR_DUMP_DIR`` if set and non-empty, else ``None``."""
+        if self.dump_dir is not None:
+            return os.fspath(self.dump_dir)
+        env = os.environ.get(DUMP_DIR_ENV)
+        return env or None

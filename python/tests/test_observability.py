@@ -1,0 +1,93 @@
+"""Entry-point registration, stats, logging and graph dumps."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+from _models import CatLinear, SiblingQKV
+from _util import compile_sl, op_runs, randn
+
+import splitlinear
+
+
+def test_entry_point_metadata() -> None:
+    eps = entry_points(group="torch_dynamo_backends")
+    assert "splitlinear" in eps.names
+    from splitlinear.backend import splitlinear_backend
+
+    assert eps["splitlinear"].load() is splitlinear_backend
+
+
+def test_backend_by_name_without_import(op: object) -> None:
+    """``backend="splitlinear"`` works in a fresh interpreter that never imported splitlinear."""
+    script = textwrap.dedent("""
+        import sys
+        import torch
+        import torch.nn.functional as F
+        assert "splitlinear" not in sys.modules
+        torch.manual_seed(0)
+        wq, wk = torch.randn(8, 16), torch.randn(4, 16)
+        f = lambda x: F.linear(x, torch.cat([wq, wk]))
+        x = torch.randn(3, 16)
+        y = torch.compile(f, backend="splitlinear", fullgraph=True, options={"fallback": "eager"})(x)
+        torch.testing.assert_close(y, f(x), rtol=1e-5, atol=1e-5)
+        assert "splitlinear.backend" in sys.modules
+        import splitlinear
+        assert splitlinear.stats()["regions_matched"] == 1, splitlinear.stats()
+        print("OK")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=str(Path(__file__).parent.parent.parent))
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip().endswith("OK")
+
+
+def test_stats_keys_and_reset(op: object) -> None:
+    stats = splitlinear.stats()
+    for key in ("regions_matched", "graphs_compiled", "candidates_rejected",
+                "views", "cats", "per_part_gemms", "compiles"):
+        assert key in stats and isinstance(stats[key], int), key
+    assert stats["graphs_compiled"] == 0
+    model = SiblingQKV(16, 16, 8, bias=False)
+    compile_sl(model)(randn(2, 16))
+    stats = splitlinear.stats()
+    assert stats["graphs_compiled"] == 1 and stats["regions_matched"] == 1
+    assert op_runs() >= 1
+    splitlinear.reset_stats()
+    assert splitlinear.stats()["graphs_compiled"] == splitlinear.stats()["regions_matched"] == 0
+    assert op_runs() == 0
+
+
+def test_logging(op: object, caplog: pytest.LogCaptureFixture) -> None:
+    model = CatLinear(16, [8, 8])
+    with caplog.at_level(logging.DEBUG, logger="splitlinear"):
+        compile_sl(model)(randn(2, 16))
+    messages = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "splitlinear"]
+    assert any(level == logging.DEBUG and "matched vertical region" in m for level, m in messages)
+    assert any(level == logging.INFO and "1 region(s) matched" in m for level, m in messages)
+
+
+@pytest.mark.parametrize("via", ["option", "env"])
+def test_dump_dir(op: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via: str) -> None:
+    model = CatLinear(16, [8, 8])
+    if via == "env":
+        monkeypatch.setenv("SPLITLINEAR_DUMP_DIR", str(tmp_path))
+        compiled = compile_sl(model)
+    else:
+        compiled = compile_sl(model, dump_dir=str(tmp_path))
+    compiled(randn(2, 16))
+    before = sorted(tmp_path.glob("graph_*_before.txt"))
+    after = sorted(tmp_path.glob("graph_*_after.txt"))
+    assert len(before) == len(after) == 1
+    assert "= torch.cat(" in before[0].read_text()
+    text = after[0].read_text()
+    assert "splitlinear: matched vertical region" in text
+    assert "= torch.cat(" not in text and "linear(l_x_, [" in text
