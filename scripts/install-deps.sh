@@ -19,4 +19,7 @@ fi
 if [ "${SPLITLINEAR_SKIP_PYTHON:-0}" != 1 ]; then
   # torch pinned to the version of the GPU machine.
   python3 -m pip install -q --disable-pip-version-check -r python/requirements.txt
+  # The package itself (editable): registers the torch_dynamo_backends entry
+  # point, so backend="splitlinear" works without an import.
+  python3 -m pip install -q --disable-pip-version-check --no-deps -e python
 fi

@@ -12,5 +12,5 @@ echo "== ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2
 if [ -d python/tests ]; then
   echo "== pytest"
-  SPLITLINEAR_BUILD_DIR="$PWD/$BUILD_DIR" python3 -m pytest -q python/tests
+  SPLITLINEAR_REQUIRE_OP=1 SPLITLINEAR_BUILD_DIR="$PWD/$BUILD_DIR" python3 -m pytest -q python/tests
 fi

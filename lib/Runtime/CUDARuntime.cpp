@@ -5,9 +5,12 @@
 //
 // State: one cuBLASLt handle per device, created lazily and cached for the
 // process together with an algorithm cache (heuristic queries cost host time
-// and NVIDIA recommends one query per problem). Each context owns a workspace
-// per stream it has used, allocated at creation / set_stream and never during
-// a GEMM, so GEMMs can be captured into CUDA graphs.
+// and NVIDIA recommends one query per problem). Each thread keeps GEMM plans
+// (matmul descriptor, layouts, algorithm) per device and problem, so that a
+// repeated GEMM costs a hash lookup, at most one descriptor attribute (the
+// bias pointer) and cublasLtMatmul. Each context owns a workspace per stream
+// it has used, allocated at creation / set_stream and never during a GEMM, so
+// GEMMs can be captured into CUDA graphs.
 //
 // Row-major to column-major: a row-major X[r, c] with leading dimension ld is
 // the column-major X^T[c, r] with the same ld. So the row-major problem
@@ -23,6 +26,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <climits>
 #include <memory>
 #include <unordered_map>
@@ -35,7 +39,8 @@ using namespace slinrt;
 
 namespace {
 
-/// Throws for a failed CUDA call, naming the call and the CUDA error.
+/// Throws for a failed CUDA call, naming the call and the CUDA error. The
+/// message is built only on failure: `what` is a literal.
 void checkCuda(cudaError_t err, const char *what) {
   if (err == cudaSuccess)
     return;
@@ -55,10 +60,20 @@ void checkCublas(cublasStatus_t status, const char *what) {
         ": ", cublasLtGetStatusString(status));
 }
 
+/// True once a context was created in a process that sees exactly one CUDA
+/// device. The current device of every thread is then always that device
+/// (cudaSetDevice cannot select another), so the device switches below can
+/// skip cudaGetDevice. The device count is fixed for the life of the process.
+std::atomic<bool> onlyOneDevice{false};
+
 /// Makes `device` current for the scope and restores the previous one.
+/// Queries nothing when only one device is visible, and switches only when
+/// `device` is not already current.
 class DeviceGuard {
 public:
   explicit DeviceGuard(int device) {
+    if (onlyOneDevice.load(std::memory_order_relaxed))
+      return;
     int current = 0;
     checkCuda(cudaGetDevice(&current), "cudaGetDevice");
     if (current != device) {
@@ -77,19 +92,22 @@ private:
   int previous = -1;
 };
 
-/// Owns a cuBLASLt descriptor and destroys it at scope exit.
+/// Owns a cuBLASLt descriptor and destroys it with the owner.
 template <typename Handle, cublasStatus_t (*Destroy)(Handle)> class LtObject {
 public:
   LtObject() = default;
-  ~LtObject() {
-    if (handle)
-      (void)Destroy(handle);
-  }
+  ~LtObject() { reset(); }
   LtObject(const LtObject &) = delete;
   LtObject &operator=(const LtObject &) = delete;
   /// The address to pass to the cuBLASLt `...Create` function.
   Handle *out() { return &handle; }
   operator Handle() const { return handle; }
+  /// Destroys the descriptor now.
+  void reset() {
+    if (handle)
+      (void)Destroy(handle);
+    handle = nullptr;
+  }
 
 private:
   Handle handle = nullptr;
@@ -129,7 +147,8 @@ cudaDataType_t cudaTypeOf(slinrt_dtype dtype) {
 
 /// What identifies a heuristic query: everything that can change the answer,
 /// alignments included (an algorithm chosen for aligned pointers may fault on
-/// a misaligned view).
+/// a misaligned view). It also determines everything in a GemmPlan except the
+/// bias pointer (the layouts follow from m, n, k, the transposes and the lds).
 struct AlgoKey {
   int64_t m, n, k, lda, ldb, ldd;
   int32_t dtype, transa, transb, computeType;
@@ -159,10 +178,11 @@ struct AlgoKeyHash {
 };
 
 /// A cached heuristic answer; `found == false` is cached too, so a problem
-/// that needs the fallback does not query again.
+/// that needs the fallback does not query again. Immutable once in the cache.
 struct AlgoEntry {
   bool found = false;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspaceBytes = 0; ///< what `algo` needs (<= MAX_WORKSPACE_BYTES)
   std::string failure;
 };
 
@@ -228,7 +248,7 @@ void *workspaceFor(CudaState &state, void *stream) {
 }
 
 //===----------------------------------------------------------------------===//
-// GEMM
+// GEMM plans
 //===----------------------------------------------------------------------===//
 
 /// The cuBLASLt view of a GemmProblem (see the file comment for the swap).
@@ -239,7 +259,6 @@ struct LtProblem {
   cublasOperation_t transa, transb;
   const void *a, *b; ///< cuBLASLt's A (our B) and B (our A)
   void *d;
-  MatrixLayout aLayout, bLayout, dLayout;
   int64_t lda, ldb, ldd;
 };
 
@@ -250,6 +269,28 @@ std::string describe(const GemmProblem &p, const LtProblem &lt) {
       " transb=", lt.transb == CUBLAS_OP_T ? "T" : "N", " lda=", lt.lda,
       " ldb=", lt.ldb, " ldd=", lt.ldd, " alignments A/B/D=", alignmentOf(lt.a),
       "/", alignmentOf(lt.b), "/", alignmentOf(lt.d));
+}
+
+/// The algorithm-cache key of `p` run with `epilogue` (and `bias`).
+AlgoKey algoKeyOf(const GemmProblem &p, const LtProblem &lt,
+                  cublasLtEpilogue_t epilogue, const void *bias) {
+  return AlgoKey{p.M,
+                 p.N,
+                 p.K,
+                 lt.lda,
+                 lt.ldb,
+                 lt.ldd,
+                 int32_t(p.dtype),
+                 int32_t(lt.transa),
+                 int32_t(lt.transb),
+                 int32_t(lt.computeType),
+                 uint32_t(epilogue),
+                 alignmentOf(lt.a),
+                 alignmentOf(lt.b),
+                 alignmentOf(lt.d),
+                 alignmentOf(lt.d),
+                 epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u
+                                                       : alignmentOf(bias)};
 }
 
 /// Sets the epilogue attributes of `desc` (and the bias pointer and type).
@@ -274,34 +315,20 @@ void configureEpilogue(cublasLtMatmulDesc_t desc, cublasLtEpilogue_t epilogue,
       "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
 }
 
-/// Finds (in the cache or by a heuristic query) an algorithm for `desc` as
-/// configured with `epilogue`. Returns the cache entry, found or not.
+/// Finds (in the device's cache or by a heuristic query) an algorithm for
+/// `desc` and the layouts, as configured for `key`. Returns the cache entry,
+/// found or not; entries are never erased, so the reference stays valid.
 const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
-                               const GemmProblem &p, LtProblem &lt,
-                               cublasLtMatmulDesc_t desc,
-                               cublasLtEpilogue_t epilogue, const void *bias) {
-  AlgoKey key{p.M,
-              p.N,
-              p.K,
-              lt.lda,
-              lt.ldb,
-              lt.ldd,
-              int32_t(p.dtype),
-              int32_t(lt.transa),
-              int32_t(lt.transb),
-              int32_t(lt.computeType),
-              uint32_t(epilogue),
-              alignmentOf(lt.a),
-              alignmentOf(lt.b),
-              alignmentOf(lt.d),
-              alignmentOf(lt.d),
-              epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u : alignmentOf(bias)};
+                               const AlgoKey &key, cublasLtMatmulDesc_t desc,
+                               cublasLtMatrixLayout_t aLayout,
+                               cublasLtMatrixLayout_t bLayout,
+                               cublasLtMatrixLayout_t dLayout) {
   {
     std::lock_guard<std::mutex> lock(dev.cacheMutex);
     auto it = dev.algos.find(key);
     if (it != dev.algos.end()) {
       ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
-      return it->second; // entries are never erased, so the reference stays
+      return it->second;
     }
   }
   ctx.counters.algoCacheMisses.fetch_add(1, std::memory_order_relaxed);
@@ -338,8 +365,8 @@ const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-      dev.handle, desc, lt.aLayout, lt.bLayout, lt.dLayout, lt.dLayout, pref, 1,
-      &result, &returned);
+      dev.handle, desc, aLayout, bLayout, dLayout, dLayout, pref, 1, &result,
+      &returned);
   if (status != CUBLAS_STATUS_SUCCESS)
     entry.failure = concat("cublasLtMatmulAlgoGetHeuristic returned ",
                            cublasLtGetStatusName(status));
@@ -348,12 +375,148 @@ const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
   else {
     entry.found = true;
     entry.algo = result.algo;
+    entry.workspaceBytes = result.workspaceSize;
   }
   std::lock_guard<std::mutex> lock(dev.cacheMutex);
   return dev.algos.emplace(key, std::move(entry)).first->second;
 }
 
+/// Everything cublasLtMatmul needs for one problem except the operand, bias,
+/// workspace and stream pointers: the matmul descriptor with all its constant
+/// attributes (compute/scale type, transposes, epilogue, bias type), the A/B/D
+/// layouts (C is D), and the algorithm. Only the bias pointer is set per call,
+/// and only when it differs from the one the descriptor holds.
+///
+/// cuBLASLt descriptors are host objects bound to no device, stream or handle,
+/// and cublasLtMatmul takes what it needs into the launch when it enqueues the
+/// kernel(s) (the previous code destroyed them right after every call). So a
+/// plan's bias pointer may change, and a plan may be destroyed, while kernels
+/// that used it are still queued or captured in a graph.
+struct GemmPlan {
+  bool found = false;
+  const AlgoEntry *entry = nullptr; ///< the device's cache entry (messages)
+  cublasLtMatmulAlgo_t algo{};
+  /// What `algo` needs (cublasLtMatmul still gets the whole workspace).
+  size_t workspaceBytes = 0;
+  void *bias = nullptr; ///< BIAS_POINTER as currently set in `desc`
+  MatmulDesc desc;
+  MatrixLayout aLayout, bLayout, dLayout;
+};
+
+/// A plan's identity: the device (algorithms are chosen for its handle) and
+/// the algorithm-cache key.
+struct PlanKey {
+  AlgoKey key;
+  int device;
+  bool operator==(const PlanKey &o) const {
+    return device == o.device && key == o.key;
+  }
+};
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey &k) const {
+    return AlgoKeyHash()(k.key) ^
+           (static_cast<size_t>(k.device) * 0x9E3779B97F4A7C15ull);
+  }
+};
+
+/// Thread safety: plans are per thread (thread_local), not shared per device
+/// with a mutex of their own. A shared plan would need its lock held from
+/// setting the bias pointer until cublasLtMatmul returns (microseconds of host
+/// time) and the device-wide lock to find it: two uncontended lock/unlock
+/// pairs (atomic read-modify-writes) per call, and contended, e.g. autograd's
+/// device thread and the main thread launching the same shape, it would
+/// serialize whole launches. A thread-local map costs a TLS access and a hash
+/// lookup, with no atomic operation and no lock. Its price is that each
+/// thread builds its own descriptors (a few small host objects) once per
+/// problem; the heuristic query still runs once per device and problem,
+/// through the shared algorithm cache above. Plans die with their thread.
+///
+/// Bounded: when full it is cleared (no bookkeeping on a hit, unlike an LRU
+/// list). A model uses a few dozen shapes; past the bound, rebuilding a plan
+/// costs descriptor creation and an algorithm-cache hit, not a heuristic.
+constexpr size_t kMaxPlansPerThread = 1024;
+using PlanCache = std::unordered_map<PlanKey, GemmPlan, PlanKeyHash>;
+thread_local PlanCache threadPlans;
+
+/// Fills `plan` (default-constructed) for `key`.
+void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
+               const AlgoKey &key, const GemmProblem &p, const LtProblem &lt,
+               cublasLtEpilogue_t epilogue, void *bias) {
+  // cuBLASLt's A is our B: stored row-major [rows, cols] = column-major
+  // [cols, rows]; that already is op(B)^T unless op transposes it.
+  checkCublas(cublasLtMatrixLayoutCreate(plan.aLayout.out(), lt.type, p.B.cols,
+                                         p.B.rows, lt.lda),
+              "cublasLtMatrixLayoutCreate(A)");
+  checkCublas(cublasLtMatrixLayoutCreate(plan.bLayout.out(), lt.type, p.A.cols,
+                                         p.A.rows, lt.ldb),
+              "cublasLtMatrixLayoutCreate(B)");
+  checkCublas(
+      cublasLtMatrixLayoutCreate(plan.dLayout.out(), lt.type, p.N, p.M, lt.ldd),
+      "cublasLtMatrixLayoutCreate(D)");
+
+  checkCublas(
+      cublasLtMatmulDescCreate(plan.desc.out(), lt.computeType, lt.scaleType),
+      "cublasLtMatmulDescCreate");
+  int32_t transa = lt.transa, transb = lt.transb;
+  checkCublas(cublasLtMatmulDescSetAttribute(plan.desc,
+                                             CUBLASLT_MATMUL_DESC_TRANSA,
+                                             &transa, sizeof(transa)),
+              "cublasLtMatmulDescSetAttribute(TRANSA)");
+  checkCublas(cublasLtMatmulDescSetAttribute(plan.desc,
+                                             CUBLASLT_MATMUL_DESC_TRANSB,
+                                             &transb, sizeof(transb)),
+              "cublasLtMatmulDescSetAttribute(TRANSB)");
+  if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    // The real bias pointer: the heuristic reads its alignment.
+    configureEpilogue(plan.desc, epilogue, bias, lt.type);
+    plan.bias = bias;
+  }
+
+  const AlgoEntry &entry = findAlgorithm(ctx, dev, key, plan.desc, plan.aLayout,
+                                         plan.bLayout, plan.dLayout);
+  plan.entry = &entry;
+  plan.found = entry.found;
+  plan.algo = entry.algo;
+  plan.workspaceBytes = entry.workspaceBytes;
+  if (!plan.found) { // never run: keep only the answer
+    plan.desc.reset();
+    plan.aLayout.reset();
+    plan.bLayout.reset();
+    plan.dLayout.reset();
+  }
+}
+
+/// The calling thread's plan for `p` run with `epilogue` on `ctx`'s device,
+/// built on first use. The reference is valid until the next planFor call on
+/// this thread (which may clear the cache).
+GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
+                  const LtProblem &lt, cublasLtEpilogue_t epilogue,
+                  void *bias) {
+  PlanKey key{algoKeyOf(p, lt, epilogue, bias), ctx.device};
+  PlanCache &plans = threadPlans;
+  auto it = plans.find(key);
+  if (it != plans.end()) {
+    ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
+    return it->second;
+  }
+  if (plans.size() >= kMaxPlansPerThread)
+    plans.clear();
+  it = plans.try_emplace(key).first;
+  try {
+    buildPlan(it->second, ctx, dev, key.key, p, lt, epilogue, bias);
+  } catch (...) {
+    plans.erase(it);
+    throw;
+  }
+  return it->second;
+}
+
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
 
 void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
                 const slinrt_memref2d *A, const slinrt_memref2d *B,
@@ -393,8 +556,6 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
                    : (dtype == SLINRT_F32 && ctx.allowTF32)
                        ? CUBLAS_COMPUTE_32F_FAST_TF32
                        : CUBLAS_COMPUTE_32F;
-  // cuBLASLt's A is our B: stored row-major [rows, cols] = column-major
-  // [cols, rows]; that already is op(B)^T unless op transposes it.
   lt.a = p.B.data;
   lt.transa = p.B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   lt.lda = p.B.ld;
@@ -403,27 +564,6 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
   lt.ldb = p.A.ld;
   lt.d = p.D;
   lt.ldd = p.ldd;
-  checkCublas(cublasLtMatrixLayoutCreate(lt.aLayout.out(), lt.type, p.B.cols,
-                                         p.B.rows, lt.lda),
-              "cublasLtMatrixLayoutCreate(A)");
-  checkCublas(cublasLtMatrixLayoutCreate(lt.bLayout.out(), lt.type, p.A.cols,
-                                         p.A.rows, lt.ldb),
-              "cublasLtMatrixLayoutCreate(B)");
-  checkCublas(
-      cublasLtMatrixLayoutCreate(lt.dLayout.out(), lt.type, p.N, p.M, lt.ldd),
-      "cublasLtMatrixLayoutCreate(D)");
-
-  MatmulDesc desc;
-  checkCublas(
-      cublasLtMatmulDescCreate(desc.out(), lt.computeType, lt.scaleType),
-      "cublasLtMatmulDescCreate");
-  int32_t transa = lt.transa, transb = lt.transb;
-  checkCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                             &transa, sizeof(transa)),
-              "cublasLtMatmulDescSetAttribute(TRANSA)");
-  checkCublas(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                             &transb, sizeof(transb)),
-              "cublasLtMatmulDescSetAttribute(TRANSB)");
 
   // Fused epilogues in the swapped (column-major, D^T) problem:
   //  * BIAS: cuBLASLt adds a vector of length m' (rows of its D) to every
@@ -436,28 +576,38 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
   cublasLtEpilogue_t fused = withBias   ? CUBLASLT_EPILOGUE_BIAS
                              : biasGrad ? CUBLASLT_EPILOGUE_BGRADB
                                         : CUBLASLT_EPILOGUE_DEFAULT;
-  const AlgoEntry *algo = nullptr;
+  const GemmPlan *plan = nullptr;
   bool useFused = fused != CUBLASLT_EPILOGUE_DEFAULT;
   // The alignment preferences do not cover the bias pointer, and a bias
   // sliced from a larger buffer faults in the fused kernels: unfuse instead.
   if (useFused && alignmentOf(p.bias) < 16)
     useFused = false;
   if (useFused) {
-    configureEpilogue(desc, fused, p.bias, lt.type);
-    algo = &findAlgorithm(ctx, dev, p, lt, desc, fused, p.bias);
-    if (!algo->found) {
-      useFused = false;
-      configureEpilogue(desc, CUBLASLT_EPILOGUE_DEFAULT, nullptr, lt.type);
+    GemmPlan &fusedPlan = planFor(ctx, dev, p, lt, fused, p.bias);
+    if (fusedPlan.found) {
+      // The one per-call attribute (this thread's descriptor: threadPlans).
+      if (fusedPlan.bias != p.bias) {
+        void *biasPointer = p.bias;
+        checkCublas(cublasLtMatmulDescSetAttribute(
+                        fusedPlan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                        &biasPointer, sizeof(biasPointer)),
+                    "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        fusedPlan.bias = p.bias;
+      }
+      plan = &fusedPlan;
+    } else {
+      useFused = false; // fusedPlan is not used past the next planFor
     }
   }
   if (fused != CUBLASLT_EPILOGUE_DEFAULT && !useFused)
     ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
   if (!useFused) {
-    algo = &findAlgorithm(ctx, dev, p, lt, desc, CUBLASLT_EPILOGUE_DEFAULT,
-                          nullptr);
-    if (!algo->found)
+    const GemmPlan &plainPlan =
+        planFor(ctx, dev, p, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr);
+    if (!plainPlan.found)
       raise(SLINRT_ERROR_CUBLAS, "no cuBLASLt algorithm for ", describe(p, lt),
-            ": ", algo->failure);
+            ": ", plainPlan.entry->failure);
+    plan = &plainPlan;
   }
 
   // Unfused bias: pre-broadcast it into D and accumulate with beta = 1, so the
@@ -469,15 +619,15 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
   float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;
   double alpha64 = 1.0, beta64 = betaOne ? 1.0 : 0.0;
   bool f64 = dtype == SLINRT_F64;
-  void *workspace = state.workspace;
-  checkCublas(cublasLtMatmul(dev.handle, desc,
+  checkCublas(cublasLtMatmul(dev.handle, plan->desc,
                              f64 ? static_cast<const void *>(&alpha64)
                                  : static_cast<const void *>(&alpha32),
-                             lt.a, lt.aLayout, lt.b, lt.bLayout,
+                             lt.a, plan->aLayout, lt.b, plan->bLayout,
                              f64 ? static_cast<const void *>(&beta64)
                                  : static_cast<const void *>(&beta32),
-                             lt.d, lt.dLayout, lt.d, lt.dLayout, &algo->algo,
-                             workspace, dev.workspaceBytes, stream),
+                             lt.d, plan->dLayout, lt.d, plan->dLayout,
+                             &plan->algo, state.workspace, dev.workspaceBytes,
+                             stream),
               "cublasLtMatmul");
   if (biasGrad && !useFused)
     rowSums();
@@ -528,6 +678,7 @@ void cuda::initContext(slinrt_context &ctx, int device, void *stream) {
   if (device < 0 || device >= count)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "CUDA device ", device,
           " does not exist (", count, " visible)");
+  onlyOneDevice.store(count == 1, std::memory_order_relaxed);
   DeviceGuard guard(device);
   auto state = std::make_unique<CudaState>();
   state->device = &deviceState(device);
@@ -558,8 +709,9 @@ void cuda::setStream(slinrt_context &ctx, void *stream) {
 }
 
 void *cuda::defaultAlloc(void *, size_t bytes, int device, void *stream) {
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess)
+  int current = device; // see onlyOneDevice
+  if (!onlyOneDevice.load(std::memory_order_relaxed) &&
+      cudaGetDevice(&current) != cudaSuccess)
     return nullptr;
   if (current != device && cudaSetDevice(device) != cudaSuccess)
     return nullptr;
@@ -575,8 +727,9 @@ void *cuda::defaultAlloc(void *, size_t bytes, int device, void *stream) {
 }
 
 void cuda::defaultFree(void *, void *ptr, int device, void *stream) {
-  int current = 0;
-  if (cudaGetDevice(&current) != cudaSuccess)
+  int current = device; // see onlyOneDevice
+  if (!onlyOneDevice.load(std::memory_order_relaxed) &&
+      cudaGetDevice(&current) != cudaSuccess)
     return;
   if (current != device)
     (void)cudaSetDevice(device);

@@ -184,7 +184,11 @@ at::Tensor gemmOperand(const at::Tensor &t) {
 /// Leading dims of `t` flattened: [prod(t.shape[:-1]), t.shape[-1]], in a
 /// layout a GEMM can read.
 at::Tensor flatten2d(const at::Tensor &t) {
-  return gemmOperand(t.reshape({-1, t.size(-1)}));
+  // Rows counted explicitly: reshape(-1, 0) is ambiguous for K = 0.
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < t.dim(); ++d)
+    rows *= t.size(d);
+  return gemmOperand(t.reshape({rows, t.size(-1)}));
 }
 
 std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {

@@ -11,7 +11,7 @@ mkdir -p "$STAGE/lib" "$STAGE/deps" "$STAGE/bin" .carry
 cp "$BUILD_DIR"/lib/libsplitlinear_c.so "$BUILD_DIR"/lib/libsplitlinear_runtime.so \
    "$BUILD_DIR"/lib/libsplitlinear_torch.so "$STAGE/lib/"
 cp "$BUILD_DIR"/bin/splitlinear-capi-test "$STAGE/bin/"
-find "$BUILD_DIR/unittests" -name SplitLinearRuntimeTests -type f -exec cp {} "$STAGE/bin/" \;
+cp "$BUILD_DIR"/bin/SplitLinearRuntimeTests "$STAGE/bin/"
 cp -L /usr/lib/llvm-22/lib/libLLVM.so.22.1 "$STAGE/deps/"
 # Non-glibc dependencies of libLLVM (the GPU image may lack them).
 for lib in $(ldd /usr/lib/llvm-22/lib/libLLVM.so.22.1 | awk '/=>/ {print $3}'); do

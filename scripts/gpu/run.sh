@@ -41,6 +41,12 @@ if [ "${RUN_BENCH:-1}" = 1 ]; then
   timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
 fi
 
+if [ "${RUN_PROFILE:-1}" = 1 ]; then
+  echo "== kernel profile"
+  timeout 120 python3 bench/profile_op.py > "$OUT/profile.txt" 2>&1; echo "exit $?"
+  grep -E "^====|Self CUDA time total|gemm|Kernel|kernel|cutlass|sm90" "$OUT/profile.txt" | head -60
+fi
+
 if [ "${RUN_PYTEST:-1}" = 1 ]; then
   echo "== pytest (cuda)"
   SPLITLINEAR_REQUIRE_OP=1 timeout 240 python3 -m pytest -q python/tests -k "cuda" 2>&1 | tail -15 | tee "$OUT/pytest-cuda.txt"

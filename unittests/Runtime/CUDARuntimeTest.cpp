@@ -4,9 +4,10 @@
 // the CPU entry points on the same inputs: every dtype, transpose and
 // epilogue, column-major operands, views misaligned by one element (which
 // must take the unfused-epilogue fallback for the bias), copies with
-// conversion, allocation, the algorithm cache and CUDA-graph capture. Every
-// test skips when `slinrt_context_create_cuda(0, NULL)` returns NULL (no GPU,
-// or a runtime built without CUDA).
+// conversion, allocation, the algorithm cache, GEMM plan reuse (new bias and
+// data pointers, alternating shapes, a second thread) and CUDA-graph
+// capture. Every test skips when `slinrt_context_create_cuda(0, NULL)` returns
+// NULL (no GPU, or a runtime built without CUDA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
+
+#include <memory>
+#include <thread>
 
 using namespace slinrt_test;
 
@@ -112,75 +116,122 @@ struct GpuCase {
   bool misaligned;
 };
 
+std::string describeCase(const GpuCase &c) {
+  return (testing::Message()
+          << dtypeName(c.dtype) << " M=" << c.M << " N=" << c.N << " K=" << c.K
+          << " transA=" << c.transA << " transB=" << c.transB
+          << " epilogue=" << c.epilogue << " colA=" << c.colMajorA
+          << " colB=" << c.colMajorB << " misaligned=" << c.misaligned)
+      .GetString();
+}
+
+/// One case: random host operands, their device mirrors, the GPU call, and
+/// the comparison with the CPU. Several runs can be queued before checking.
+class GemmRun {
+public:
+  GemmRun(const GpuCase &c, uint64_t seed)
+      : c(c), off(c.misaligned ? 1 : 0),
+        A(operand(c.dtype, c.transA ? c.K : c.M, c.transA ? c.M : c.K,
+                  c.colMajorA, off)),
+        B(operand(c.dtype, c.transB ? c.N : c.K, c.transB ? c.K : c.N,
+                  c.colMajorB, off)),
+        D(TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off)),
+        bias(c.dtype, biasLength(), 1, off) {
+    std::mt19937_64 rng(seed);
+    A.fillRandom(rng);
+    B.fillRandom(rng);
+    D.fillBuffer(0);
+    bias.fillBuffer(0);
+    if (c.epilogue == SLINRT_EPILOGUE_BIAS)
+      bias.fillRandom(rng);
+    dA = std::make_unique<DeviceMirror>(A);
+    dB = std::make_unique<DeviceMirror>(B);
+    dD = std::make_unique<DeviceMirror>(D);
+    dBias = std::make_unique<DeviceMirror>(bias);
+  }
+
+  /// Queues the GEMM on `gpu` (no synchronization).
+  void runGpu(slinrt_context *gpu, bool tf32 = false) {
+    ASSERT_NE(dA->base, nullptr);
+    ASSERT_NE(dB->base, nullptr);
+    ASSERT_NE(dD->base, nullptr);
+    ASSERT_NE(dBias->base, nullptr);
+    slinrt_memref1d *gpuBias =
+        c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : &dBias->desc1;
+    slinrt_context_set_allow_tf32(gpu, tf32);
+    cudaGemm(c.dtype)(gpu, &dA->desc2, &dB->desc2, &dD->desc2, gpuBias,
+                      c.transA, c.transB, c.epilogue);
+  }
+
+  /// Compares the GPU results (the stream must be synchronized) with the CPU
+  /// on the same inputs.
+  void check(slinrt_context *cpu, bool tf32 = false) {
+    SCOPED_TRACE(describeCase(c));
+    slinrt_memref1d *cpuBias =
+        c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : bias.ref();
+    Reference ref = referenceGemm(A, B, c.transA, c.transB, c.M, c.N, c.K,
+                                  c.epilogue, &bias);
+    cpuGemm(c.dtype)(cpu, A.ref(), B.ref(), D.ref(), cpuBias, c.transA,
+                     c.transB, c.epilogue);
+    ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
+        << slinrt_context_error(cpu);
+
+    TestMatrix gotD = TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off);
+    TestVector gotBias(c.dtype, biasLength(), 1, off);
+    dD->download(gotD);
+    dBias->download(gotBias);
+    // Count mismatches and report the first, so one run shows the pattern.
+    int mismatches = 0;
+    std::string first;
+    auto compare = [&](double gpuValue, double cpuValue, double magnitude,
+                       const std::string &where) {
+      ::testing::AssertionResult ok =
+          agree(gpuValue, cpuValue, magnitude, c.dtype, c.K, tf32);
+      if (!ok && mismatches++ == 0)
+        first = where + ": " + ok.message();
+    };
+    for (int m = 0; m < c.M; ++m)
+      for (int n = 0; n < c.N; ++n)
+        compare(gotD.get(m, n), D.get(m, n),
+                ref.dMagnitude[size_t(m) * c.N + n],
+                "D[" + std::to_string(m) + ", " + std::to_string(n) + "]");
+    if (c.epilogue == SLINRT_EPILOGUE_BIAS_GRAD)
+      for (int m = 0; m < c.M; ++m)
+        compare(gotBias.get(m), bias.get(m), ref.biasGradMagnitude[m],
+                "bias[" + std::to_string(m) + "]");
+    EXPECT_EQ(mismatches, 0) << "first: " << first;
+  }
+
+  const void *deviceBias() const { return dBias->base; }
+
+private:
+  static TestMatrix operand(slinrt_dtype dtype, int rows, int cols,
+                            bool colMajor, int off) {
+    return colMajor ? TestMatrix::colMajor(dtype, rows, cols, 0, off)
+                    : TestMatrix::rowMajor(dtype, rows, cols, 0, off);
+  }
+  int biasLength() const {
+    return c.epilogue == SLINRT_EPILOGUE_BIAS ? c.N : c.M;
+  }
+
+  GpuCase c;
+  int off;
+  TestMatrix A, B, D;
+  TestVector bias;
+  std::unique_ptr<DeviceMirror> dA, dB, dD, dBias;
+};
+
 /// Runs one case on both targets and compares D and the bias.
 void compareGemm(slinrt_context *gpu, slinrt_context *cpu, cudaStream_t stream,
                  const GpuCase &c, uint64_t seed, bool tf32 = false) {
-  SCOPED_TRACE(testing::Message()
-               << dtypeName(c.dtype) << " M=" << c.M << " N=" << c.N << " K="
-               << c.K << " transA=" << c.transA << " transB=" << c.transB
-               << " epilogue=" << c.epilogue << " colA=" << c.colMajorA
-               << " colB=" << c.colMajorB << " misaligned=" << c.misaligned);
-  std::mt19937_64 rng(seed);
-  int off = c.misaligned ? 1 : 0;
-  int aRows = c.transA ? c.K : c.M, aCols = c.transA ? c.M : c.K;
-  int bRows = c.transB ? c.N : c.K, bCols = c.transB ? c.K : c.N;
-  TestMatrix A = c.colMajorA
-                     ? TestMatrix::colMajor(c.dtype, aRows, aCols, 0, off)
-                     : TestMatrix::rowMajor(c.dtype, aRows, aCols, 0, off);
-  TestMatrix B = c.colMajorB
-                     ? TestMatrix::colMajor(c.dtype, bRows, bCols, 0, off)
-                     : TestMatrix::rowMajor(c.dtype, bRows, bCols, 0, off);
-  TestMatrix D = TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off);
-  int biasLength = c.epilogue == SLINRT_EPILOGUE_BIAS ? c.N : c.M;
-  TestVector bias(c.dtype, biasLength, 1, off);
-  A.fillRandom(rng);
-  B.fillRandom(rng);
-  D.fillBuffer(0);
-  bias.fillBuffer(0);
-  if (c.epilogue == SLINRT_EPILOGUE_BIAS)
-    bias.fillRandom(rng);
-
-  DeviceMirror dA(A), dB(B), dD(D), dBias(bias);
-  ASSERT_NE(dA.base, nullptr);
-  slinrt_memref1d *gpuBias =
-      c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : &dBias.desc1;
-  slinrt_memref1d *cpuBias =
-      c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : bias.ref();
-
-  slinrt_context_set_allow_tf32(gpu, tf32);
-  cudaGemm(c.dtype)(gpu, &dA.desc2, &dB.desc2, &dD.desc2, gpuBias, c.transA,
-                    c.transB, c.epilogue);
+  SCOPED_TRACE(describeCase(c));
+  GemmRun run(c, seed);
+  run.runGpu(gpu, tf32);
+  if (::testing::Test::HasFatalFailure())
+    return;
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   ASSERT_CUDA(cudaStreamSynchronize(stream));
-  Reference ref =
-      referenceGemm(A, B, c.transA, c.transB, c.M, c.N, c.K, c.epilogue, &bias);
-  cpuGemm(c.dtype)(cpu, A.ref(), B.ref(), D.ref(), cpuBias, c.transA, c.transB,
-                   c.epilogue);
-  ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK) << slinrt_context_error(cpu);
-
-  TestMatrix gotD = TestMatrix::rowMajor(c.dtype, c.M, c.N, 0, off);
-  TestVector gotBias(c.dtype, biasLength, 1, off);
-  dD.download(gotD);
-  dBias.download(gotBias);
-  // Count mismatches and report the first, so one run shows the pattern.
-  int mismatches = 0;
-  std::string first;
-  auto check = [&](double gpuValue, double cpuValue, double magnitude,
-                   const std::string &where) {
-    ::testing::AssertionResult ok =
-        agree(gpuValue, cpuValue, magnitude, c.dtype, c.K, tf32);
-    if (!ok && mismatches++ == 0)
-      first = where + ": " + ok.message();
-  };
-  for (int m = 0; m < c.M; ++m)
-    for (int n = 0; n < c.N; ++n)
-      check(gotD.get(m, n), D.get(m, n), ref.dMagnitude[size_t(m) * c.N + n],
-            "D[" + std::to_string(m) + ", " + std::to_string(n) + "]");
-  if (c.epilogue == SLINRT_EPILOGUE_BIAS_GRAD)
-    for (int m = 0; m < c.M; ++m)
-      check(gotBias.get(m), bias.get(m), ref.biasGradMagnitude[m],
-            "bias[" + std::to_string(m) + "]");
-  EXPECT_EQ(mismatches, 0) << "first: " << first;
+  run.check(cpu, tf32);
 }
 
 TEST_F(CUDARuntimeTest, GemmMatchesCPU) {
@@ -269,6 +320,94 @@ TEST_F(CUDARuntimeTest, AlgorithmCacheHits) {
   int64_t hits = slinrt_context_counters(gpu).algo_cache_hits;
   compareGemm(gpu, cpu, stream, c, 2);
   EXPECT_EQ(slinrt_context_counters(gpu).algo_cache_hits, hits + 1);
+}
+
+TEST_F(CUDARuntimeTest, PlanReuseWithNewBiasAndData) {
+  // The second call of a problem reuses the first call's plan (descriptor,
+  // layouts, algorithm) and must only swap the bias pointer: fprop BIAS (bias
+  // read) and wgrad BIAS_GRAD (bias written), both fused on sm80+. The three
+  // calls are queued back to back and checked afterwards, so each one must
+  // have captured its own bias pointer when it was enqueued.
+  const GpuCase cases[] = {{SLINRT_BF16, 16, 256, 128, false, true,
+                            SLINRT_EPILOGUE_BIAS, false, false, false},
+                           {SLINRT_BF16, 256, 128, 64, true, false,
+                            SLINRT_EPILOGUE_BIAS_GRAD, false, false, false}};
+  uint64_t seed = 1200;
+  for (const GpuCase &c : cases) {
+    SCOPED_TRACE(describeCase(c));
+    GemmRun first(c, seed++), second(c, seed++);
+    ASSERT_NE(first.deviceBias(), second.deviceBias());
+    slinrt_counters before = slinrt_context_counters(gpu);
+    first.runGpu(gpu);
+    slinrt_counters afterFirst = slinrt_context_counters(gpu);
+    second.runGpu(gpu);
+    first.runGpu(gpu); // back to the first bias pointer
+    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+    slinrt_counters after = slinrt_context_counters(gpu);
+    EXPECT_EQ(after.algo_cache_misses, afterFirst.algo_cache_misses);
+    EXPECT_GE(after.algo_cache_hits, afterFirst.algo_cache_hits + 2);
+    EXPECT_EQ(after.epilogue_fallbacks, before.epilogue_fallbacks);
+    ASSERT_CUDA(cudaStreamSynchronize(stream));
+    first.check(cpu);
+    second.check(cpu);
+  }
+}
+
+TEST_F(CUDARuntimeTest, AlternatingShapesReusePlans) {
+  // Two decode-sized linear layers (fused bias, and no bias) called in turn,
+  // each call on its own buffers: the plans stay apart, and after the first
+  // round nothing is queried again.
+  const GpuCase shapes[] = {{SLINRT_BF16, 16, 192, 64, false, true,
+                             SLINRT_EPILOGUE_BIAS, false, false, false},
+                            {SLINRT_BF16, 16, 64, 192, false, true,
+                             SLINRT_EPILOGUE_NONE, false, false, false}};
+  std::vector<std::unique_ptr<GemmRun>> runs;
+  uint64_t seed = 1300;
+  int64_t missesAfterFirstRound = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (const GpuCase &c : shapes) {
+      runs.push_back(std::make_unique<GemmRun>(c, seed++));
+      runs.back()->runGpu(gpu);
+      ASSERT_FALSE(HasFatalFailure());
+    }
+    ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+    int64_t misses = slinrt_context_counters(gpu).algo_cache_misses;
+    if (round == 0)
+      missesAfterFirstRound = misses;
+    else
+      EXPECT_EQ(misses, missesAfterFirstRound) << "round " << round;
+  }
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(testing::Message() << "call " << i);
+    runs[i]->check(cpu);
+  }
+}
+
+TEST_F(CUDARuntimeTest, AnotherThreadBuildsItsOwnPlan) {
+  // Plans are per thread, algorithms per device: a second thread running a
+  // problem this thread has run gets the algorithm from the device's cache
+  // (a hit, no heuristic query) and a correct result.
+  GpuCase c{SLINRT_F16,           32,    96,    40,   false, true,
+            SLINRT_EPILOGUE_BIAS, false, false, false};
+  compareGemm(gpu, cpu, stream, c, 1400);
+  ASSERT_FALSE(HasFatalFailure());
+  slinrt_context *other = slinrt_context_create_cuda(0, nullptr);
+  ASSERT_NE(other, nullptr) << slinrt_last_create_error();
+  ContextHolder holder(other);
+  slinrt_context_set_stream(other, stream);
+  GemmRun run(c, 1401);
+  std::thread worker([&] { run.runGpu(other); });
+  worker.join();
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_EQ(slinrt_context_status(other), SLINRT_OK)
+      << slinrt_context_error(other);
+  slinrt_counters counters = slinrt_context_counters(other);
+  EXPECT_EQ(counters.algo_cache_misses, 0);
+  EXPECT_GE(counters.algo_cache_hits, 1);
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+  run.check(cpu);
 }
 
 TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {

@@ -1,0 +1,166 @@
+"""Bad-input matrix of ``torch.ops.splitlinear.linear`` (and its backward ops):
+each case either raises a RuntimeError naming the offending argument, or gives
+the same result as eager PyTorch. Runs on every available device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+Case = Callable[[str], tuple]
+
+
+def _parts(device: str, rows=(4, 2, 2), k: int = 8, dtype=torch.float32) -> list[torch.Tensor]:
+    return [torch.randn(n, k, device=device, dtype=dtype) for n in rows]
+
+
+# Each case builds (input, weight, bias) and names the expected message.
+ERROR_CASES: dict[str, tuple[Callable[[str], tuple], str]] = {
+    "k_mismatch": (lambda d: (torch.randn(3, 8, device=d), [torch.randn(4, 8, device=d), torch.randn(2, 6, device=d)], None),
+                   "weight[1] has 6 columns but input has K = 8"),
+    "zero_parts": (lambda d: (torch.randn(3, 8, device=d), [], None), "weight must hold at least one tensor"),
+    "bias_count": (lambda d: (torch.randn(3, 8, device=d), _parts(d), [torch.randn(4, device=d)]),
+                   "bias has 1 tensors but weight has 3"),
+    "bias_size": (lambda d: (torch.randn(3, 8, device=d), _parts(d), [torch.randn(4, device=d), torch.randn(3, device=d), torch.randn(2, device=d)]),
+                  "bias[1] has 3 elements but weight[1] has 2 rows"),
+    "bias_2d": (lambda d: (torch.randn(3, 8, device=d), _parts(d, (4,)), [torch.randn(4, 1, device=d)]),
+                "bias[0] must be 1-D"),
+    "weight_1d": (lambda d: (torch.randn(3, 8, device=d), [torch.randn(8, device=d)], None),
+                  "weight[0] must be 2-D"),
+    "weight_3d": (lambda d: (torch.randn(3, 8, device=d), [torch.randn(2, 4, 8, device=d)], None),
+                  "weight[0] must be 2-D"),
+    "mixed_weight_dtype": (lambda d: (torch.randn(3, 8, device=d), [torch.randn(4, 8, device=d), torch.randn(2, 8, device=d, dtype=torch.float64)], None),
+                           "weight[1] has dtype Double but input has Float"),
+    "bias_dtype": (lambda d: (torch.randn(3, 8, device=d), _parts(d, (4,)), [torch.randn(4, device=d, dtype=torch.float16)]),
+                   "bias[0] has dtype Half but input has Float"),
+    "integer_input": (lambda d: (torch.ones(3, 8, device=d, dtype=torch.int32), [torch.ones(4, 8, device=d, dtype=torch.int32)], None),
+                      "input has dtype Int"),
+    "bool_input": (lambda d: (torch.ones(3, 8, device=d, dtype=torch.bool), [torch.ones(4, 8, device=d, dtype=torch.bool)], None),
+                   "input has dtype Bool"),
+    "complex_input": (lambda d: (torch.ones(3, 8, device=d, dtype=torch.complex64), [torch.ones(4, 8, device=d, dtype=torch.complex64)], None),
+                      "input has dtype ComplexFloat"),
+    "scalar_input": (lambda d: (torch.tensor(1.0, device=d), _parts(d), None), "input must be a tensor of at least 1 dim"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CASES))
+def test_bad_input_raises_naming_the_argument(op, device: str, name: str) -> None:
+    build, message = ERROR_CASES[name]
+    x, w, b = build(device)
+    with pytest.raises(RuntimeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        op.linear(x, w, b)
+
+
+def test_parts_on_another_device(op) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    x = torch.randn(3, 8, device="cuda")
+    with pytest.raises(RuntimeError, match=r"weight\[1\] is on cpu but input is on cuda:0"):
+        op.linear(x, [torch.randn(4, 8, device="cuda"), torch.randn(2, 8)])
+
+
+def _reference(x, w, b):
+    return F.linear(x.double(), torch.cat([p.double() for p in w]),
+                    None if b is None else torch.cat([p.double() for p in b]))
+
+
+# Cases that must give eager's result (storage layouts, edge sizes, specials).
+def _one_storage(device, order=(0, 1, 2), offset=0, rows=(4, 2, 2), k=8):
+    buf = torch.randn(sum(rows) * k + offset, device=device)[offset:].view(sum(rows), k)
+    parts = list(buf.split(list(rows)))
+    return [parts[i] for i in order]
+
+
+VALUE_CASES: dict[str, Callable[[str], tuple]] = {
+    "adjacent": lambda d: (torch.randn(5, 8, device=d), _one_storage(d), None),
+    "reversed_adjacency": lambda d: (torch.randn(5, 8, device=d), _one_storage(d, order=(2, 1, 0)), None),
+    "overlapping": lambda d: (torch.randn(5, 8, device=d), (lambda buf: [buf[0:4], buf[2:6]])(torch.randn(8, 8, device=d)), None),
+    "same_part_twice": lambda d: (torch.randn(5, 8, device=d), (lambda w: [w, w])(torch.randn(4, 8, device=d)), None),
+    "misaligned_views": lambda d: (torch.randn(5, 8, device=d), _one_storage(d, offset=1), None),
+    "transposed_part": lambda d: (torch.randn(5, 8, device=d), [torch.randn(4, 8, device=d), torch.randn(8, 2, device=d).t()], None),
+    "non_contiguous_part": lambda d: (torch.randn(5, 8, device=d), [torch.randn(4, 16, device=d)[:, ::2], torch.randn(2, 8, device=d)], None),
+    "expanded_part": lambda d: (torch.randn(5, 8, device=d), [torch.randn(1, 8, device=d).expand(4, 8), torch.randn(2, 8, device=d)], None),
+    "strided_bias": lambda d: (torch.randn(5, 8, device=d), _parts(d, (4, 2)), [torch.randn(8, device=d)[::2], torch.randn(2, device=d)]),
+    "zero_rows_input": lambda d: (torch.randn(0, 8, device=d), _parts(d), None),
+    "zero_k": lambda d: (torch.randn(5, 0, device=d), _parts(d, k=0), [torch.randn(4, device=d), torch.randn(2, device=d), torch.randn(2, device=d)]),
+    "empty_part": lambda d: (torch.randn(5, 8, device=d), _parts(d, (4, 0, 2)), None),
+    "all_parts_empty": lambda d: (torch.randn(5, 8, device=d), _parts(d, (0, 0)), None),
+    "one_part": lambda d: (torch.randn(5, 8, device=d), _parts(d, (6,)), [torch.randn(6, device=d)]),
+    "sixteen_parts": lambda d: (torch.randn(5, 8, device=d), _parts(d, tuple(range(1, 17))), None),
+    "batched_input": lambda d: (torch.randn(2, 3, 5, 8, device=d), _parts(d), None),
+    "input_1d": lambda d: (torch.randn(8, device=d), _parts(d), None),
+    "non_contiguous_input": lambda d: (torch.randn(8, 5, device=d).t(), _parts(d), None),
+    "float64": lambda d: (torch.randn(5, 8, device=d, dtype=torch.float64), _parts(d, dtype=torch.float64), None),
+    "nan_and_inf": lambda d: (torch.tensor([[float("nan")] + [1.0] * 7, [float("inf")] + [1.0] * 7], device=d), _parts(d), None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VALUE_CASES))
+def test_value_cases_match_eager(op, device: str, name: str) -> None:
+    torch.manual_seed(0)
+    x, w, b = VALUE_CASES[name](device)
+    y = op.linear(x, w, b)
+    ref = _reference(x, w, b)
+    assert y.shape == ref.shape and y.dtype == x.dtype
+    torch.testing.assert_close(y.double(), ref, rtol=1e-5, atol=1e-5, equal_nan=True)
+    # The output never aliases an input.
+    assert all(y.untyped_storage().data_ptr() != t.untyped_storage().data_ptr()
+               for t in [x, *w, *(b or [])] if t.numel() and y.numel())
+
+
+def test_storage_swapped_between_calls(op, device: str) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(5, 8, device=device)
+    w = [torch.nn.Parameter(p.clone()) for p in _parts(device)]
+    buf = torch.cat([p.detach() for p in w])
+    for step in range(3):
+        if step == 1:  # disjoint storages
+            for p in w:
+                p.data = p.data.clone()
+        if step == 2:  # back to one storage
+            for p, v in zip(w, buf.split([4, 2, 2])):
+                p.data = v
+        torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
+
+
+def test_parameter_freed_and_replaced(op, device: str) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(5, 8, device=device)
+    w = _parts(device)
+    op.linear(x, w)
+    w[1] = torch.randn(2, 8, device=device)  # the old part is freed
+    torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
+
+
+def test_no_bias_autograd_through_the_raw_op(op, device: str) -> None:
+    """Regression: the autograd formula with the bias left at its default
+    returned one gradient too many ("return from backward ... structure")."""
+    x = torch.randn(3, 8, device=device, requires_grad=True)
+    w = [torch.randn(4, 8, device=device, requires_grad=True), torch.randn(2, 8, device=device, requires_grad=True)]
+    y = torch.ops.splitlinear.linear(x, w)
+    g = torch.randn_like(y)
+    grads = torch.autograd.grad(y, [x, *w], g)
+    ref = torch.autograd.grad(F.linear(x, torch.cat(w)), [x, *w], g)
+    for a, r in zip(grads, ref):
+        torch.testing.assert_close(a, r, rtol=1e-5, atol=1e-5)
+
+
+def test_expanded_output_gradient(op, device: str) -> None:
+    """Regression: the gradient of ``y.sum()`` is an expanded (stride 0)
+    tensor, which dgrad rejected as a GEMM operand."""
+    x = torch.randn(3, 8, device=device, requires_grad=True)
+    w = [torch.randn(4, 8, device=device, requires_grad=True)]
+    op.linear(x, w).sum().backward()
+    torch.testing.assert_close(x.grad, torch.cat(w).detach().sum(0).expand(3, 8), rtol=1e-5, atol=1e-5)
+
+
+def test_error_leaves_no_sticky_state(op, device: str) -> None:
+    """After a rejected call, the next valid call works (no error left behind)."""
+    x = torch.randn(3, 8, device=device)
+    with pytest.raises(RuntimeError):
+        op.linear(x, [torch.randn(4, 7, device=device)])
+    w = _parts(device)
+    torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
