@@ -6,8 +6,9 @@ Variants: ``fused`` (F.linear on one pre-concatenated weight: the floor),
 part + cat of the outputs), ``slin_adjacent`` (the op on parts that are views
 of one buffer: zero-copy view) and ``slin_disjoint`` (the op on separately
 allocated parts). ``infer`` times the forward; ``train`` forward + backward
-(input and weight/bias gradients). Medians of CUDA-event timings and peak
-memory above the inputs, all in one run; ratios are against ``fused``.
+(input and weight/bias gradients). Times: median over 50 batches of 10
+back-to-back calls (CUDA events, per call); peak memory above the inputs; all
+in one run; ratios are against ``fused``.
 
 Usage: ``python3 bench/bench_split_linear.py --json out.json``.
 """
@@ -67,7 +68,7 @@ def variants(m: int, k: int, rows: list[int], mode: str, dtype: torch.dtype) -> 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="write the results here")
-    parser.add_argument("--reps", type=int, default=50)
+    parser.add_argument("--reps", type=int, default=30)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark reports GPU times only")

@@ -36,7 +36,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-    -DCMAKE_CXX_FLAGS="-include $ROOT/fuzz/ReleaseLLVMAssertions.h" \
+    -DCMAKE_CXX_FLAGS="-include $ROOT/fuzz/ReleaseLLVMCompat.h" \
     -DSPLITLINEAR_ENABLE_SANITIZERS=ON \
     -DSPLITLINEAR_ENABLE_CUDA=OFF \
     -DSPLITLINEAR_ENABLE_TORCH=OFF \
@@ -76,12 +76,14 @@ fi
 echo "== fuzzing for $SECONDS_TO_FUZZ s"
 LOG="$WORK/fuzz-$(date +%Y%m%d-%H%M%S).log"
 before=$(ls "$WORK/artifacts" | wc -l)
+fuzz_start=$(date +%s)
 "$FUZZ" "$WORK/corpus" "$WORK/seeds" \
   -max_len=4096 -max_total_time="$SECONDS_TO_FUZZ" \
   -dict=fuzz/slin.dict -timeout=25 -rss_limit_mb=4096 -malloc_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$WORK/artifacts/" "$@" \
   >"$LOG" 2>&1 || status=$?
 
+elapsed=$(( $(date +%s) - fuzz_start ))
 stat() { sed -n "s/^stat::$1: *//p" "$LOG" | tail -1; }
 execs=$(stat number_of_executed_units)
 last=$(grep -E '^#[0-9]+' "$LOG" | tail -1 || true)
@@ -90,7 +92,7 @@ ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
 corp=$(ls "$WORK/corpus" | wc -l)
 new_artifacts=$(( $(ls "$WORK/artifacts" | wc -l) - before ))
 echo "== summary"
-echo "executions: ${execs:-?} in ${SECONDS_TO_FUZZ} s (${execs:+$(( execs / (SECONDS_TO_FUZZ > 0 ? SECONDS_TO_FUZZ : 1) ))} exec/s)"
+echo "executions: ${execs:-?} in $elapsed s (${execs:+$(( execs / (elapsed > 0 ? elapsed : 1) ))} exec/s)"
 echo "coverage: ${cov:-?} edges, ${ft:-?} features; corpus: $corp inputs (+ $(ls "$WORK/seeds" | wc -l) seeds)"
 echo "log: $LOG"
 if [ "$status" -ne 0 ] || [ "$new_artifacts" -gt 0 ]; then
@@ -100,4 +102,4 @@ if [ "$status" -ne 0 ] || [ "$new_artifacts" -gt 0 ]; then
   echo "fuzz: FAILED: $new_artifacts finding(s) (libFuzzer exit status $status)"
   exit 1
 fi
-echo "fuzz: OK: no findings in ${execs:-?} executions (${SECONDS_TO_FUZZ} s)"
+echo "fuzz: OK: no findings in ${execs:-?} executions ($elapsed s)"
