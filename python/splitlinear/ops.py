@@ -18,7 +18,6 @@ biases still get bias gradients.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from torch import Tensor
@@ -108,60 +107,5 @@ def _wgrad_fake(grad_output: Tensor, input: Tensor, bias: bool) -> tuple[Tensor,
     return grad_output.new_empty((n, k)), grad_output.new_empty((n if bias else 0,))
 
 
-# -- autograd -------------------------------------------------------------------
-
-
-def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
-    input, weight, bias = inputs
-    ctx.save_for_backward(input, *weight)
-    # requires_grad read here, not ctx.needs_input_grad: the latter has been
-    # reported wrong for tensor-list inputs.
-    ctx.input_needs = input.requires_grad
-    ctx.weight_needs = [w.requires_grad for w in weight]
-    ctx.bias_needs = None if bias is None else [b.requires_grad for b in bias]
-
-
-def _backward(ctx: Any, grad: Tensor) -> tuple[Any, ...]:
-    input, *weight = ctx.saved_tensors
-    n = len(weight)
-    grad_input = torch.ops.splitlinear.linear_dgrad(grad, weight) if ctx.input_needs else None
-    rows = [w.shape[0] for w in weight]
-    offsets = [0]
-    for r in rows:
-        offsets.append(offsets[-1] + r)
-    grad_weight: list[Tensor | None] = [None] * n
-    bias_needs = ctx.bias_needs
-    grad_bias: list[Tensor | None] | None = None if bias_needs is None else [None] * n
-    i = 0
-    while i < n:
-        if not ctx.weight_needs[i]:
-            i += 1
-            continue
-        j = i
-        while j < n and ctx.weight_needs[j]:
-            j += 1
-        with_bias = bias_needs is not None and any(bias_needs[i:j])
-        block = grad if (i == 0 and j == n) else grad[..., offsets[i] : offsets[j]]
-        dw, db = torch.ops.splitlinear.linear_wgrad(block, input, with_bias)
-        for p, part in enumerate(dw.split(rows[i:j])):
-            grad_weight[i + p] = part
-        if with_bias:
-            assert grad_bias is not None and bias_needs is not None
-            for p, part in enumerate(db.split(rows[i:j])):
-                if bias_needs[i + p]:
-                    grad_bias[i + p] = part
-        i = j
-    if bias_needs is not None:
-        assert grad_bias is not None
-        flat = grad.reshape(-1, grad.shape[-1])
-        for p in range(n):
-            if bias_needs[p] and grad_bias[p] is None:
-                grad_bias[p] = flat[:, offsets[p] : offsets[p + 1]].sum(0)
-    if grad_bias is None:
-        # A bias left at its default (None) is dropped from the op's
-        # arguments before autograd sees them: no gradient slot for it.
-        return grad_input, grad_weight
-    return grad_input, grad_weight, grad_bias
-
-
-torch.library.register_autograd("splitlinear::linear", _backward, setup_context=_setup_context)
+# The autograd formula lives in the op library (C++, ``LinearFunction`` in
+# lib/Torch/SplitLinearOps.cpp): a training step pays no Python on its hot path.

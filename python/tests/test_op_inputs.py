@@ -164,3 +164,14 @@ def test_error_leaves_no_sticky_state(op, device: str) -> None:
         op.linear(x, [torch.randn(4, 7, device=device)])
     w = _parts(device)
     torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_opcheck(op, device: str, with_bias: bool) -> None:
+    """torch.library.opcheck: schema, fake kernel, autograd registration and
+    AOT dispatch of the op agree with its real kernel."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 8, device=device, requires_grad=True)
+    w = [torch.randn(n, 8, device=device, requires_grad=True) for n in (4, 2)]
+    b = [torch.randn(n, device=device, requires_grad=True) for n in (4, 2)] if with_bias else None
+    torch.library.opcheck(torch.ops.splitlinear.linear.default, (x, w, b))
