@@ -23,7 +23,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <unistd.h>
 #include <cstring>
 #include <mutex>
 
@@ -96,7 +98,8 @@ std::string printModule(ModuleOp module) {
 
 /// Runs `pipeline` (anchored on builtin.module if it is not yet) on `module`.
 LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
-                          std::string &diagnostics) {
+                          std::string &diagnostics,
+                          llvm::raw_ostream *irLog = nullptr) {
   MLIRContext *ctx = module.getContext();
   DiagnosticCollector collector(ctx);
   // The pass manager is anchored on builtin.module; parsePassPipeline adds
@@ -107,6 +110,12 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
   std::string anchored = ("builtin.module(" + body + ")").str();
   PassManager pm(ctx, ModuleOp::getOperationName());
   pm.enableVerifier(true);
+  if (irLog)
+    pm.enableIRPrinting(
+        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, *irLog);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   if (failed(parsePassPipeline(body, pm, errorStream))) {
@@ -296,7 +305,22 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
   }
   std::string ir = printModule(**module);
   std::string pipeline = pipelineFor(*spec);
-  if (failed(runPipeline(**module, pipeline, text))) {
+  // SPLITLINEAR_DUMP_DIR: the kernel IR and the IR after every pass.
+  std::unique_ptr<llvm::raw_fd_ostream> irLog;
+  if (const char *dir = std::getenv("SPLITLINEAR_DUMP_DIR"); dir && *dir) {
+    static std::atomic<int> counter{0};
+    std::string stem = std::string(dir) + "/kernel-" +
+                       std::to_string(static_cast<long>(::getpid())) + "-" +
+                       std::to_string(counter++);
+    std::error_code ec;
+    llvm::raw_fd_ostream input(stem + ".mlir", ec);
+    if (!ec)
+      input << "// " << pipeline << "\n" << ir;
+    irLog = std::make_unique<llvm::raw_fd_ostream>(stem + ".passes.mlir", ec);
+    if (ec)
+      irLog.reset();
+  }
+  if (failed(runPipeline(**module, pipeline, text, irLog.get()))) {
     setError(error, text + "\n// ---- input IR ----\n" + ir +
                         "// ---- repro ----\n// splitlinear-opt kernel.mlir "
                         "--pass-pipeline='" +

@@ -197,6 +197,9 @@ def splitlinear_backend(
     dump_dir = opts.resolved_dump_dir()
     if dump_dir:
         _write_dump(dump_dir, f"graph_{graph_id}_before.txt", gm.print_readable(print_output=False))
+        # The op library's kernel compiles read this: kernel IR and the IR
+        # after every pass land next to the FX graphs.
+        os.environ["SPLITLINEAR_DUMP_DIR"] = dump_dir
 
     plan = rewrite_graph(gm, example_inputs, opts, graph_id=graph_id)
     n_linears = sum(len(r.sites) for r in plan.regions)

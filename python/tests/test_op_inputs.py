@@ -175,3 +175,19 @@ def test_opcheck(op, device: str, with_bias: bool) -> None:
     w = [torch.randn(n, 8, device=device, requires_grad=True) for n in (4, 2)]
     b = [torch.randn(n, device=device, requires_grad=True) for n in (4, 2)] if with_bias else None
     torch.library.opcheck(torch.ops.splitlinear.linear.default, (x, w, b))
+
+
+def test_kernel_ir_dump(op, tmp_path, monkeypatch) -> None:
+    """SPLITLINEAR_DUMP_DIR: a kernel compile writes its IR and the IR after
+    every pass of the pipeline."""
+    monkeypatch.setenv("SPLITLINEAR_DUMP_DIR", str(tmp_path))
+    x = torch.randn(3, 8, dtype=torch.float64)
+    # A signature no other test compiles, so the kernel is compiled here.
+    w = [torch.randn(1, 8, dtype=torch.float64) for _ in range(11)]
+    op.linear(x, w)
+    inputs = [p for p in tmp_path.glob("kernel-*.mlir") if not p.name.endswith(".passes.mlir")]
+    passes = list(tmp_path.glob("kernel-*.passes.mlir"))
+    assert inputs and passes
+    assert "slin.linear" in inputs[0].read_text()
+    log = passes[0].read_text()
+    assert "IR Dump After SlinElideConcat" in log and "IR Dump After ReconcileUnrealizedCasts" in log
