@@ -130,6 +130,10 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
         "tolerance": tol,
         "ok": rel_err(logits, ref_logits) <= tol and worst_grad <= tol,
         "times_ms": times,
+        "tokens_per_s": {
+            shape: {k: (batch * (seq if shape == "prefill" else 1)) / (v / 1e3) for k, v in t.items()}
+            for shape, t in times.items()
+        },
     }
 
 
