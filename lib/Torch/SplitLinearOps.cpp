@@ -13,6 +13,8 @@
 //   linear_dgrad(Tensor grad_output, Tensor[] weight) -> Tensor [..., K]
 //   linear_wgrad(Tensor grad_output, Tensor input, bool bias)
 //       -> (Tensor [N, K], Tensor [N] or [0])
+//   precompile(ScalarType dtype, Device device, int num_parts, bool bias,
+//              bool training) -> ()   (compile ahead of the first call)
 //   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
 //                                  cache_hits, evictions, cache_size)
 //   reset_runtime_counters() -> ()
@@ -501,6 +503,33 @@ at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
 }
 
 //===----------------------------------------------------------------------===//
+// Ahead-of-time compilation
+//===----------------------------------------------------------------------===//
+
+/// Compiles (and caches) the kernels `linear` needs for a signature, so that
+/// a backend can pay the compile at graph-compile time rather than at the
+/// first call: fprop, and with `training` also dgrad and wgrad.
+void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
+                bool bias, bool training) {
+  constexpr const char *op = "splitlinear.precompile";
+  int32_t code = dtypeCode(dtype);
+  TORCH_CHECK(code >= 0, op, ": dtype ", dtype,
+              " is not supported (float32, float16, bfloat16, float64)");
+  TORCH_CHECK(numParts >= 1, op, ": num_parts must be >= 1, got ", numParts);
+  TORCH_CHECK(device.is_cpu() || device.is_cuda(), op, ": device ", device,
+              " is not supported");
+  int32_t target = device.is_cuda() ? 1 : 0;
+  std::vector<int32_t> parts(numParts, code);
+  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, kPerPartMaxRows});
+  if (!training)
+    return;
+  getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target});
+  getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target});
+  if (bias) // a run of parts without trainable biases
+    getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target});
+}
+
+//===----------------------------------------------------------------------===//
 // Counters
 //===----------------------------------------------------------------------===//
 
@@ -528,6 +557,9 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("linear_dgrad(Tensor grad_output, Tensor[] weight) -> Tensor");
   m.def("linear_wgrad(Tensor grad_output, Tensor input, bool bias) -> "
         "(Tensor, Tensor)");
+  m.def("precompile(ScalarType dtype, Device device, int num_parts, bool bias, "
+        "bool training) -> ()",
+        &precompile);
   m.def("runtime_counters() -> int[]", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
 }

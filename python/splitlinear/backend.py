@@ -165,6 +165,21 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
     return inductor(gm, list(example_inputs))
 
 
+def _precompile(regions: list) -> None:
+    """Compiles each region's kernels now (graph-compile time), not at the
+    first call: forward always, backward ones when grad mode is on."""
+    if not regions:
+        return
+    from . import ops
+
+    for region in regions:
+        val = region.input.meta.get("val")
+        if val is None:
+            continue
+        ops.precompile(val.dtype, val.device, len(region.weight_parts),
+                       region.bias_parts is not None, torch.is_grad_enabled())
+
+
 def splitlinear_backend(
     gm: fx.GraphModule,
     example_inputs: Sequence[Any],
@@ -206,6 +221,8 @@ def splitlinear_backend(
     _bump("regions_matched", len(plan.regions))
     _bump("linears_fused", n_linears)
     _bump("candidates_rejected", len(plan.rejections))
+
+    _precompile(plan.regions)
 
     if dump_dir:
         header = "".join(f"# splitlinear: matched {r.describe()}\n" for r in plan.regions)

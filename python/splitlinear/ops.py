@@ -57,6 +57,19 @@ def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | Non
     return torch.ops.splitlinear.linear(input, list(weight), list(bias))
 
 
+def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, bias: bool,
+               training: bool) -> None:
+    """JIT-compiles (and caches) the kernels :func:`linear` will need for this
+    signature — forward, and with ``training`` also the input- and weight-gradient
+    kernels — so the first call does not pay the compile.
+
+    Raises:
+        RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, or when
+            the compiler fails (the message holds the IR and a repro command).
+    """
+    torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training)
+
+
 def runtime_counters() -> dict[str, int]:
     """What the op library did so far: ``views`` (calls whose parts were used in
     place), ``cats`` (calls that copied parts), ``per_part_gemms`` (calls that ran

@@ -191,3 +191,19 @@ def test_kernel_ir_dump(op, tmp_path, monkeypatch) -> None:
     assert "slin.linear" in inputs[0].read_text()
     log = passes[0].read_text()
     assert "IR Dump After SlinElideConcat" in log and "IR Dump After ReconcileUnrealizedCasts" in log
+
+
+def test_precompile_then_no_compile_at_first_call(op, device: str) -> None:
+    """Kernels compiled ahead of time (as the backend does at graph-compile
+    time) are not compiled again by the first call."""
+    op.precompile(torch.float64, device, 13, True, True)
+    before = op.runtime_counters()["compiles"]
+    x = torch.randn(3, 8, device=device, dtype=torch.float64, requires_grad=True)
+    w = [torch.randn(1, 8, device=device, dtype=torch.float64, requires_grad=True) for _ in range(13)]
+    b = [torch.randn(1, device=device, dtype=torch.float64, requires_grad=True) for _ in range(13)]
+    op.linear(x, w, b).sum().backward()
+    assert op.runtime_counters()["compiles"] == before
+    with pytest.raises(RuntimeError, match="num_parts must be >= 1"):
+        op.precompile(torch.float32, device, 0, False, False)
+    with pytest.raises(RuntimeError, match="dtype Int is not supported"):
+        op.precompile(torch.int32, device, 2, False, False)
