@@ -21,6 +21,7 @@ shift || true
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 CLANG=${CLANG:-clang-22}
 
+SPLITLINEAR_SKIP_PYTHON=1 bash scripts/install-deps.sh
 if ! command -v "$CLANG" >/dev/null ||
    [ ! -e /usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
   echo "== installing clang-22 and libclang-rt-22-dev"
@@ -94,6 +95,7 @@ new_artifacts=$(( $(ls "$WORK/artifacts" | wc -l) - before ))
 echo "== summary"
 echo "executions: ${execs:-?} in $elapsed s (${execs:+$(( execs / (elapsed > 0 ? elapsed : 1) ))} exec/s)"
 echo "coverage: ${cov:-?} edges, ${ft:-?} features; corpus: $corp inputs (+ $(ls "$WORK/seeds" | wc -l) seeds)"
+grep "^slin-fuzz: [0-9]* inputs" "$LOG" | tail -1 || true
 echo "log: $LOG"
 if [ "$status" -ne 0 ] || [ "$new_artifacts" -gt 0 ]; then
   grep -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|Assertion|slin-fuzz:|deadly signal|SUMMARY:" "$LOG" | head -20 || true

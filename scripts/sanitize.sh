@@ -22,9 +22,13 @@
 # as they are. The test/Integration tests pipe into mlir-runner, which is not
 # instrumented but loads the instrumented libsplitlinear_runtime.so: a
 # wrapper <build>/bin/mlir-runner (found by lit before the real one) runs it
-# with LD_PRELOAD of GCC's libasan, so the ASan runtime comes first, and with
-# leak detection off for that process (mlir-runner's own allocations are not
-# the project's; the runtime's are covered by the unit tests).
+# with LD_PRELOAD of GCC's libasan, so the ASan runtime comes first (without
+# it: "ASan runtime does not come first in initial library list"), and with
+# leak detection off for that process only: mlir-runner unloads the shared
+# libraries before LeakSanitizer's exit check, so the runtime's intentionally
+# immortal default context (slinrt_default_context, 192 bytes) shows up as a
+# leak from an "<unknown module>" that no suppression can name. Leaks of the
+# runtime are covered by the instrumented unit tests and test/CAPI instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,6 +46,8 @@ start=$(date +%s)
 SPLITLINEAR_SKIP_PYTHON=1 bash scripts/install-deps.sh
 
 echo "== configure + build $BUILD_DIR (ASan + UBSan, assertions on)"
+mkdir -p "$BUILD_DIR"
+LOG="$BUILD_DIR/sanitize"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -52,12 +58,12 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DSPLITLINEAR_ENABLE_TORCH=OFF \
     -DSPLITLINEAR_ENABLE_CUDA=OFF \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$BUILD_DIR.configure.log" 2>&1 ||
-    { cat "$BUILD_DIR.configure.log"; echo "sanitize: FAILED to configure"; exit 1; }
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$LOG-configure.log" 2>&1 ||
+    { cat "$LOG-configure.log"; echo "sanitize: FAILED to configure"; exit 1; }
 fi
-if ! ninja -C "$BUILD_DIR" -j2 >"$BUILD_DIR.build.log" 2>&1; then
-  grep -B2 -A20 "FAILED:" "$BUILD_DIR.build.log" | head -60
-  echo "sanitize: FAILED to build (log: $BUILD_DIR.build.log)"
+if ! ninja -C "$BUILD_DIR" -j2 >"$LOG-build.log" 2>&1; then
+  grep -B2 -A20 "FAILED:" "$LOG-build.log" | head -60
+  echo "sanitize: FAILED to build (log: $LOG-build.log)"
   exit 1
 fi
 built=$(date +%s)
@@ -80,32 +86,31 @@ chmod +x "$BUILD_DIR/bin/mlir-runner"
 # Every report also goes to a file (log_path), so that one swallowed by a
 # pipe or inverted by `not` in a RUN line is still seen here. abort_on_error
 # makes a report a crash (SIGABRT), which `not` does not accept either.
+# allocator_may_return_null: the runtime's tests ask for impossible sizes
+# and check that the allocation fails cleanly (ASan would abort instead).
 LOGS="$ROOT/$BUILD_DIR/sanitizer-logs"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$LOGS/asan"
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:allocator_may_return_null=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:log_path=$LOGS/asan"
 export LSAN_OPTIONS="suppressions=$ROOT/fuzz/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:log_path=$LOGS/ubsan"
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-22/bin/llvm-symbolizer
 export SLIN_LEAK_CYCLES=$LEAK_CYCLES
 
 failed=()
+fail() { [[ " ${failed[*]} " == *" $1 "* ]] || failed+=("$1"); }
+
 echo "== lit (under ASan + UBSan)"
-if ! /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" 2>&1 | tee "$BUILD_DIR.lit.log" | tail -25; then
-  failed+=(lit)
-fi
-grep -q "^FAIL\|^UNRESOLVED\|Failed Tests" "$BUILD_DIR.lit.log" && [[ ! " ${failed[*]} " =~ " lit " ]] && failed+=(lit)
+/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" >"$LOG-lit.log" 2>&1 || fail lit
+grep -q "^FAIL\|^UNRESOLVED\|^TIMEOUT" "$LOG-lit.log" && fail lit
+tail -6 "$LOG-lit.log"
 lit_done=$(date +%s)
 echo "lit: $(( lit_done - built )) s"
 
 echo "== ctest (under ASan + UBSan + LSan; leak test: $LEAK_CYCLES cycles)"
-if ! ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 3600 2>&1 |
-     tee "$BUILD_DIR.ctest.log" | grep -v "^\[ *RUN\|^\[ *OK" | tail -25; then
-  failed+=(ctest)
-fi
-grep -q "tests failed\|\*\*\*Failed\|\*\*\*Exception\|\*\*\*Timeout" "$BUILD_DIR.ctest.log" &&
-  [[ ! " ${failed[*]} " =~ " ctest " ]] && failed+=(ctest)
-grep -h "RSS " "$BUILD_DIR.ctest.log" || true
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 3600 \
+  >"$LOG-ctest.log" 2>&1 || fail ctest
+grep -E "tests passed|tests failed|\*\*\*|FAILED|Failure|Expected| MB after " "$LOG-ctest.log" | head -30
 echo "ctest: $(( $(date +%s) - lit_done )) s"
 
 reports=$(find "$LOGS" -type f | wc -l)

@@ -28,6 +28,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace slin {
@@ -154,11 +155,14 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
       return Value(arg);
     }
   Block &entry = func.getBody().front();
+  Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
+  // Reuse an earlier call, if it returns the pointer (a declaration of
+  // another type is refused by lookupOrDeclare below).
   if (!entry.empty())
     if (auto call = dyn_cast<func::CallOp>(entry.front()))
-      if (call.getCallee() == kDefaultContextFn && call->getNumResults() == 1)
+      if (call.getCallee() == kDefaultContextFn && !call->getNumOperands() &&
+          call->getResultTypes() == TypeRange{ptrType})
         return call.getResult(0);
-  Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
   FailureOr<func::FuncOp> callee =
       lookupOrDeclare(rewriter, op, kDefaultContextFn,
                       FunctionType::get(op->getContext(), {}, {ptrType}),
@@ -169,6 +173,18 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
   rewriter.setInsertionPointToStart(&entry);
   return func::CallOp::create(rewriter, func.getLoc(), *callee, ValueRange{})
       .getResult(0);
+}
+
+/// Size `dim` of `memref`: the static size of its type, else a memref.dim
+/// that is not folded. (Folded, the dim of a subview whose size operand is
+/// `arith.constant -4` would become a static -4, and a static subview size
+/// or offset must not be negative: the program's run-time error would turn
+/// into invalid IR at compile time.)
+OpFoldResult sizeOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, memref, dim).getResult();
 }
 
 /// Small arith builders that keep the patterns readable.
@@ -210,12 +226,14 @@ struct ArithBuilder {
   Value select(Value c, Value t, Value f) {
     return arith::SelectOp::create(b, loc, c, t, f);
   }
-  /// `x + y` folded when both are constants.
+  /// `x + y` folded when both are constants whose sum fits in int64 (a
+  /// wrapped sum could even land on ShapedType::kDynamic).
   OpFoldResult addOfr(OpFoldResult x, OpFoldResult y) {
     std::optional<int64_t> cx = getConstantIntValue(x),
                            cy = getConstantIntValue(y);
-    if (cx && cy)
-      return b.getIndexAttr(*cx + *cy);
+    int64_t sum;
+    if (cx && cy && !llvm::AddOverflow(*cx, *cy, sum))
+      return b.getIndexAttr(sum);
     return add(value(x), value(y));
   }
 };
@@ -307,14 +325,14 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
     OpFoldResult offset = zero;
     ValueRange parts = adaptor.getParts();
     for (auto [i, part] : llvm::enumerate(parts)) {
-      OpFoldResult rows = memref::getMixedSize(rewriter, loc, part, 0);
+      OpFoldResult rows = sizeOf(rewriter, loc, part, 0);
       SmallVector<OpFoldResult> offsets{offset}, sizes{rows}, strides{one};
       if (rank == 2) {
         // Prefer a static column count from either side.
         auto partType = cast<MemRefType>(part.getType());
         Value colsFrom = partType.isDynamicDim(1) ? output : part;
         offsets.push_back(zero);
-        sizes.push_back(memref::getMixedSize(rewriter, loc, colsFrom, 1));
+        sizes.push_back(sizeOf(rewriter, loc, colsFrom, 1));
         strides.push_back(one);
       }
       Value block = memref::SubViewOp::create(rewriter, loc, output, offsets,
@@ -376,8 +394,9 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
     ArithBuilder ab{rewriter, loc};
     int64_t staticBytes = bytesPerElement;
     for (int64_t size : type.getShape())
-      if (!ShapedType::isDynamic(size))
-        staticBytes *= size;
+      if (!ShapedType::isDynamic(size) &&
+          llvm::MulOverflow(staticBytes, size, staticBytes))
+        return rewriter.notifyMatchFailure(op, "size in bytes overflows int64");
     Value bytes = ab.index(staticBytes);
     for (Value size : adaptor.getDynamicSizes())
       bytes = ab.mul(bytes, size);

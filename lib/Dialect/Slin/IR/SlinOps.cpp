@@ -4,6 +4,11 @@
 // the verifiers here check what ODS cannot say: sizes that must agree across
 // operands (K, Σ N_i, bias lengths), element types that must match, and the
 // epilogue/bias pairing. Dynamic sizes are accepted; the runtime checks them.
+// Every memref operand (and view_concat's result) must have a strided layout
+// in the default memory space: the lowering reads layouts with
+// memref.extract_strided_metadata, builds subviews and passes strided
+// descriptors of plain pointers to the runtime. Static sums of sizes must fit
+// in int64.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::slin;
@@ -24,16 +30,49 @@ bool sizesDiffer(int64_t a, int64_t b) {
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
-/// Sum of dim 0 over `parts`, or kDynamic if any is dynamic.
-int64_t sumOfRows(ValueRange parts) {
+/// Sum of dim 0 over `parts`, or kDynamic if any is dynamic. Fails (with an
+/// error naming `what`) when the sum does not fit in int64: it would wrap
+/// around, possibly onto kDynamic, and no buffer has that many rows.
+FailureOr<int64_t> sumOfRows(Operation *op, ValueRange parts, StringRef what) {
   int64_t sum = 0;
   for (Value p : parts) {
     int64_t n = memrefOf(p).getDimSize(0);
     if (ShapedType::isDynamic(n))
       return ShapedType::kDynamic;
-    sum += n;
+    if (llvm::AddOverflow(sum, n, sum))
+      return op->emitOpError()
+             << "the sum of the " << what << "' rows overflows int64";
   }
   return sum;
+}
+
+/// Checks that the memref `type` of operand or result #`index` (`kind`) has a
+/// strided layout in the default memory space.
+LogicalResult verifyStridedDefaultSpace(Operation *op, Type type,
+                                        StringRef kind, unsigned index) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return success();
+  if (!memref.isStrided())
+    return op->emitOpError() << kind << " #" << index << " has type " << type
+                             << ", expected a strided layout";
+  if (memref.getMemorySpace())
+    return op->emitOpError() << kind << " #" << index << " has type " << type
+                             << ", expected the default memory space";
+  return success();
+}
+
+/// verifyStridedDefaultSpace over all operands and results of `op`.
+LogicalResult verifyStridedOperands(Operation *op) {
+  for (OpOperand &operand : op->getOpOperands())
+    if (failed(verifyStridedDefaultSpace(op, operand.get().getType(), "operand",
+                                         operand.getOperandNumber())))
+      return failure();
+  for (OpResult result : op->getResults())
+    if (failed(verifyStridedDefaultSpace(op, result.getType(), "result",
+                                         result.getResultNumber())))
+      return failure();
+  return success();
 }
 
 /// Checks that every weight part has `k` columns (or, when `k` is dynamic,
@@ -63,6 +102,8 @@ LogicalResult verifyWeightColumns(Operation *op, ValueRange weights, int64_t k,
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   MemRefType inputType = memrefOf(getInput());
   MemRefType outputType = memrefOf(getOutput());
   if (outputType.getElementType() != inputType.getElementType())
@@ -90,10 +131,12 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "output has " << outputType.getDimSize(0)
                          << " rows, expected " << inputType.getDimSize(0)
                          << " (the input's rows)";
-  int64_t n = sumOfRows(getWeights());
-  if (sizesDiffer(outputType.getDimSize(1), n))
+  FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
+  if (failed(n))
+    return failure();
+  if (sizesDiffer(outputType.getDimSize(1), *n))
     return emitOpError() << "output has " << outputType.getDimSize(1)
-                         << " columns, expected " << n
+                         << " columns, expected " << *n
                          << " (the sum of the weight parts' rows)";
   return success();
 }
@@ -103,6 +146,8 @@ LogicalResult LinearOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LinearDgradOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   MemRefType dyType = memrefOf(getGradOutput());
   MemRefType dxType = memrefOf(getGradInput());
   if (dxType.getElementType() != dyType.getElementType())
@@ -116,10 +161,12 @@ LogicalResult LinearDgradOp::verify() {
     return emitOpError() << "grad_input has " << dxType.getDimSize(0)
                          << " rows, expected " << dyType.getDimSize(0)
                          << " (grad_output's rows)";
-  int64_t n = sumOfRows(getWeights());
-  if (sizesDiffer(dyType.getDimSize(1), n))
+  FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
+  if (failed(n))
+    return failure();
+  if (sizesDiffer(dyType.getDimSize(1), *n))
     return emitOpError() << "grad_output has " << dyType.getDimSize(1)
-                         << " columns, expected " << n
+                         << " columns, expected " << *n
                          << " (the sum of the weight parts' rows)";
   return success();
 }
@@ -129,6 +176,8 @@ LogicalResult LinearDgradOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult GemmOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   MemRefType aType = memrefOf(getA()), bType = memrefOf(getB()),
              dType = memrefOf(getD());
   Type elementType = aType.getElementType();
@@ -199,21 +248,27 @@ LogicalResult verifyStacking(Operation *op, ValueRange parts, MemRefType whole,
              << " columns, expected " << whole.getDimSize(1) << " (the "
              << wholeName << "'s)";
   }
-  int64_t rows = sumOfRows(parts);
-  if (sizesDiffer(whole.getDimSize(0), rows))
+  FailureOr<int64_t> rows = sumOfRows(op, parts, "parts");
+  if (failed(rows))
+    return failure();
+  if (sizesDiffer(whole.getDimSize(0), *rows))
     return op->emitOpError()
            << wholeName << " has " << whole.getDimSize(0)
-           << (rank == 2 ? " rows" : " elements") << ", expected " << rows
+           << (rank == 2 ? " rows" : " elements") << ", expected " << *rows
            << " (the sum over the parts)";
   return success();
 }
 } // namespace
 
 LogicalResult ConcatOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
 }
 
 LogicalResult ViewConcatOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   MemRefType resultType = memrefOf(getResult());
   if (failed(verifyStacking(*this, getParts(), resultType, "result")))
     return failure();
@@ -235,6 +290,8 @@ LogicalResult ViewConcatOp::verify() {
 }
 
 LogicalResult IsAdjacentOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
   if (getParts().empty())
     return emitOpError("expects at least one part");
   int64_t rank = memrefOf(getParts().front()).getRank();

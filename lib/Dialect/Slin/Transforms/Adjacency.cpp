@@ -6,6 +6,12 @@
 // the run-time check, so Proven must be sound while Disproven only has to be
 // right for non-empty parts (a copy is always a correct fallback).
 //
+// The model is bounded: coefficients that would overflow int64, polynomials
+// that grow past a few dozen terms and index expressions with too many nodes
+// become "unknown" (an opaque polynomial) instead of wrapping around or
+// growing exponentially (`%s1 = arith.muli %s0, %s0` repeated squares the
+// term count at each step).
+//
 //===----------------------------------------------------------------------===//
 
 #include "splitlinear/Dialect/Slin/Transforms/Adjacency.h"
@@ -14,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 #include <optional>
@@ -39,9 +46,14 @@ struct Atom {
 constexpr int kValue = -1, kOffset = 0, kStride = 10, kSize = 20;
 
 /// A polynomial with integer coefficients over atoms. Monomials are sorted
-/// atom lists; the empty monomial is the constant term.
+/// atom lists; the empty monomial is the constant term. A polynomial whose
+/// coefficients overflowed or that grew past kMaxTerms terms or kMaxDegree
+/// atoms per monomial is "unknown": it is neither constant nor a multiple of
+/// anything, and everything computed from it is unknown too.
 class Poly {
 public:
+  static constexpr size_t kMaxTerms = 32, kMaxDegree = 8;
+
   Poly() = default;
   explicit Poly(int64_t c) {
     if (c)
@@ -52,31 +64,52 @@ public:
     p.terms[{a}] = 1;
     return p;
   }
+  static Poly unknown() {
+    Poly p;
+    p.known = false;
+    return p;
+  }
   Poly operator+(const Poly &o) const {
     Poly r = *this;
-    for (auto &[m, c] : o.terms)
+    if (!o.known)
+      r.setUnknown();
+    for (auto &[m, c] : o.terms) {
+      if (!r.known)
+        break;
       r.addTerm(m, c);
+    }
     return r;
   }
   Poly operator-(const Poly &o) const { return *this + o * Poly(-1); }
   Poly operator*(const Poly &o) const {
     Poly r;
+    if (!known || !o.known)
+      return unknown();
     for (auto &[m1, c1] : terms)
       for (auto &[m2, c2] : o.terms) {
+        int64_t c;
+        if (m1.size() + m2.size() > kMaxDegree || llvm::MulOverflow(c1, c2, c))
+          return unknown();
         std::vector<Atom> m = m1;
         m.insert(m.end(), m2.begin(), m2.end());
         std::sort(m.begin(), m.end());
-        r.addTerm(m, c1 * c2);
+        r.addTerm(m, c);
+        if (!r.known)
+          return r;
       }
     return r;
   }
   /// True if the polynomial is a multiple of `n` for all atom values: every
   /// coefficient (the constant term too) is.
   bool isMultipleOf(int64_t n) const {
-    return llvm::all_of(terms, [&](auto &term) { return term.second % n == 0; });
+    return known && llvm::all_of(terms, [&](auto &term) {
+             return term.second % n == 0;
+           });
   }
   /// The value if the polynomial is a constant.
   std::optional<int64_t> constant() const {
+    if (!known)
+      return std::nullopt;
     if (terms.empty())
       return 0;
     if (terms.size() == 1 && terms.begin()->first.empty())
@@ -85,33 +118,58 @@ public:
   }
 
 private:
+  void setUnknown() {
+    known = false;
+    terms.clear();
+  }
   void addTerm(const std::vector<Atom> &m, int64_t c) {
     int64_t &slot = terms[m];
-    slot += c;
+    if (llvm::AddOverflow(slot, c, slot))
+      return setUnknown();
     if (slot == 0)
       terms.erase(m);
+    if (terms.size() > kMaxTerms)
+      setUnknown();
   }
   std::map<std::vector<Atom>, int64_t> terms;
+  bool known = true;
 };
 
 /// Expresses an index value as a polynomial, looking through the integer
-/// arithmetic that frontends emit for offsets and sizes.
-Poly polyOf(OpFoldResult ofr, int depth = 0) {
+/// arithmetic that frontends emit for offsets and sizes. `budget` bounds the
+/// number of operations visited (a DAG of shared operands would otherwise be
+/// walked once per path); past it, values become opaque atoms.
+Poly polyOf(OpFoldResult ofr, int &budget, int depth = 0) {
   if (std::optional<int64_t> c = getConstantIntValue(ofr))
     return Poly(*c);
   Value v = cast<Value>(ofr);
-  if (depth < 16) {
+  if (depth < 16 && budget > 0) {
+    --budget;
     if (auto add = v.getDefiningOp<arith::AddIOp>())
-      return polyOf(add.getLhs(), depth + 1) + polyOf(add.getRhs(), depth + 1);
+      return polyOf(add.getLhs(), budget, depth + 1) +
+             polyOf(add.getRhs(), budget, depth + 1);
     if (auto sub = v.getDefiningOp<arith::SubIOp>())
-      return polyOf(sub.getLhs(), depth + 1) - polyOf(sub.getRhs(), depth + 1);
+      return polyOf(sub.getLhs(), budget, depth + 1) -
+             polyOf(sub.getRhs(), budget, depth + 1);
     if (auto mul = v.getDefiningOp<arith::MulIOp>())
-      return polyOf(mul.getLhs(), depth + 1) * polyOf(mul.getRhs(), depth + 1);
+      return polyOf(mul.getLhs(), budget, depth + 1) *
+             polyOf(mul.getRhs(), budget, depth + 1);
+    // A constant index outside the source's rank is invalid at run time;
+    // leave it opaque.
     if (auto dim = v.getDefiningOp<memref::DimOp>())
       if (std::optional<int64_t> d = dim.getConstantIndex())
-        return Poly::atom({dim.getSource().getAsOpaquePointer(), kSize + int(*d)});
+        if (auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+            type && *d >= 0 && *d < type.getRank())
+          return Poly::atom(
+              {dim.getSource().getAsOpaquePointer(), kSize + int(*d)});
   }
   return Poly::atom({v.getAsOpaquePointer(), kValue});
+}
+
+/// polyOf with a fresh budget.
+Poly polyOf(OpFoldResult ofr) {
+  int budget = 64;
+  return polyOf(ofr, budget);
 }
 
 /// The layout of a part relative to the base pointer of its root buffer.
@@ -125,14 +183,24 @@ struct Layout {
   bool rootIsAllocation = false;
 };
 
-/// The layout of `v` as its own root, from its type.
+/// The layout of `v` as its own root, from its type. An unranked memref
+/// (the source of a memref.cast or memref.reinterpret_cast) is a root of
+/// unknown offset and no sizes or strides.
 std::optional<Layout> rootLayout(Value v) {
-  auto type = cast<MemRefType>(v.getType());
+  const void *ptr = v.getAsOpaquePointer();
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type) {
+    if (!isa<UnrankedMemRefType>(v.getType()))
+      return std::nullopt;
+    Layout layout;
+    layout.root = v;
+    layout.offset = Poly::atom({ptr, kOffset});
+    return layout;
+  }
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))
     return std::nullopt;
-  const void *ptr = v.getAsOpaquePointer();
   auto entry = [&](int64_t value, int kind) {
     return ShapedType::isDynamic(value) ? Poly::atom({ptr, kind}) : Poly(value);
   };
@@ -171,7 +239,9 @@ std::optional<Layout> analyze(Value v, int depth = 0) {
     return rootLayout(v);
   if (auto subview = v.getDefiningOp<memref::SubViewOp>()) {
     std::optional<Layout> src = analyze(subview.getSource(), depth + 1);
-    if (!src || subview.getType().getRank() != subview.getSourceType().getRank())
+    int64_t rank = subview.getType().getRank();
+    if (!src || rank != subview.getSourceType().getRank() ||
+        src->strides.size() != size_t(rank))
       return rootLayout(v);
     Layout layout = *src;
     for (auto [j, off] : llvm::enumerate(subview.getMixedOffsets()))
@@ -203,11 +273,19 @@ std::optional<Layout> analyze(Value v, int depth = 0) {
     std::optional<Layout> src = analyze(cast.getSource(), depth + 1);
     if (!src)
       return rootLayout(v);
+    // A cast keeps the descriptor; to an unranked type, the source's layout
+    // still describes it.
+    auto type = dyn_cast<MemRefType>(cast.getType());
+    if (!type)
+      return src;
+    // A cast from an unranked memref says nothing the result type does not.
+    if (src->sizes.size() != size_t(type.getRank()))
+      return rootLayout(v);
     // Static information in the result type refines the source's.
     std::optional<Layout> own = rootLayout(v);
     if (own)
-      for (int64_t j = 0, e = cast.getType().getRank(); j < e; ++j)
-        if (!cast.getType().isDynamicDim(j))
+      for (int64_t j = 0, e = type.getRank(); j < e; ++j)
+        if (!type.isDynamicDim(j))
           src->sizes[j] = own->sizes[j];
     return src;
   }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace slin {
@@ -46,16 +47,16 @@ struct Combined {
 };
 
 /// The memref type of the combined buffer when it is a view: rows = Σ N_i
-/// (static if all are), the parts' columns, unit inner stride, dynamic row
-/// stride and offset.
+/// (static if all are and the sum fits in int64), the parts' columns, unit
+/// inner stride, dynamic row stride and offset.
 MemRefType viewType(ValueRange parts, Type elementType) {
   auto first = cast<MemRefType>(parts.front().getType());
   int64_t rows = 0;
   for (Value p : parts) {
     int64_t n = cast<MemRefType>(p.getType()).getDimSize(0);
-    rows = ShapedType::isDynamic(n) || ShapedType::isDynamic(rows)
-               ? ShapedType::kDynamic
-               : rows + n;
+    if (ShapedType::isDynamic(n) || ShapedType::isDynamic(rows) ||
+        llvm::AddOverflow(rows, n, rows))
+      rows = ShapedType::kDynamic;
   }
   MLIRContext *ctx = elementType.getContext();
   if (first.getRank() == 1)

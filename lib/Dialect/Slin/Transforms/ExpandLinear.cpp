@@ -14,6 +14,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace slin {
@@ -57,6 +58,18 @@ Value inElementType(OpBuilder &b, Location loc, Value part, Type elementType,
   return copy;
 }
 
+/// Size `dim` of `memref`: the static size of its type, else a memref.dim
+/// that is not folded. (Folded, the dim of a subview whose size operand is
+/// `arith.constant -4` would become a static -4, and a static subview size
+/// or offset must not be negative: the program's run-time error would turn
+/// into invalid IR at compile time.)
+OpFoldResult sizeOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return b.getIndexAttr(type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, memref, dim).getResult();
+}
+
 void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
   for (Value buffer : owned)
     markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
@@ -93,7 +106,7 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
       OpFoldResult offset = rewriter.getIndexAttr(0);
       OpFoldResult one = rewriter.getIndexAttr(1);
       for (auto [i, weight] : llvm::enumerate(weights)) {
-        OpFoldResult n = memref::getMixedSize(rewriter, loc, weight, 0);
+        OpFoldResult n = sizeOf(rewriter, loc, weight, 0);
         Value block = memref::SubViewOp::create(
             rewriter, loc, out, {rewriter.getIndexAttr(0), offset},
             {OpFoldResult(rows), n}, {one, one});
@@ -107,12 +120,14 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
     return success();
   }
 
+  /// `a + c`, folded when both are constants whose sum fits in int64.
   static OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
                              OpFoldResult c) {
     std::optional<int64_t> ca = getConstantIntValue(a),
                            cc = getConstantIntValue(c);
-    if (ca && cc)
-      return b.getIndexAttr(*ca + *cc);
+    int64_t sum;
+    if (ca && cc && !llvm::AddOverflow(*ca, *cc, sum))
+      return b.getIndexAttr(sum);
     return arith::AddIOp::create(b, loc,
                                  getValueOrCreateConstantIndexOp(b, loc, a),
                                  getValueOrCreateConstantIndexOp(b, loc, c))
