@@ -31,6 +31,7 @@ if ! command -v "$CLANG" >/dev/null ||
 fi
 
 echo "== configure + build slin-fuzz in $BUILD_DIR"
+mkdir -p "$BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja \
     -DCMAKE_C_COMPILER="$CLANG" -DCMAKE_CXX_COMPILER="${CLANG/clang/clang++}" \
@@ -43,12 +44,15 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DSPLITLINEAR_ENABLE_TORCH=OFF \
     -DSPLITLINEAR_BUILD_FUZZERS=ON \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$BUILD_DIR.configure.log" 2>&1 ||
-    { cat "$BUILD_DIR.configure.log"; exit 1; }
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit >"$BUILD_DIR/fuzz-configure.log" 2>&1 ||
+    { cat "$BUILD_DIR/fuzz-configure.log"; echo "fuzz: FAILED to configure"; exit 1; }
 fi
 build_start=$(date +%s)
-ninja -C "$BUILD_DIR" -j2 slin-fuzz | grep -v '^\[' || true
-[ -x "$BUILD_DIR/bin/slin-fuzz" ] || { echo "fuzz: FAILED to build slin-fuzz"; exit 1; }
+if ! ninja -C "$BUILD_DIR" -j2 slin-fuzz >"$BUILD_DIR/fuzz-build.log" 2>&1; then
+  grep -A20 "FAILED:" "$BUILD_DIR/fuzz-build.log" | head -40
+  echo "fuzz: FAILED to build slin-fuzz (log: $BUILD_DIR/fuzz-build.log)"
+  exit 1
+fi
 echo "build: $(( $(date +%s) - build_start )) s"
 
 FUZZ="$BUILD_DIR/bin/slin-fuzz"
@@ -85,8 +89,8 @@ fuzz_start=$(date +%s)
   >"$LOG" 2>&1 || status=$?
 
 elapsed=$(( $(date +%s) - fuzz_start ))
-stat() { sed -n "s/^stat::$1: *//p" "$LOG" | tail -1; }
-execs=$(stat number_of_executed_units)
+fstat() { sed -n "s/^stat::$1: *//p" "$LOG" | tail -1; }
+execs=$(fstat number_of_executed_units)
 last=$(grep -E '^#[0-9]+' "$LOG" | tail -1 || true)
 cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
@@ -97,8 +101,12 @@ echo "executions: ${execs:-?} in $elapsed s (${execs:+$(( execs / (elapsed > 0 ?
 echo "coverage: ${cov:-?} edges, ${ft:-?} features; corpus: $corp inputs (+ $(ls "$WORK/seeds" | wc -l) seeds)"
 grep "^slin-fuzz: [0-9]* inputs" "$LOG" | tail -1 || true
 echo "log: $LOG"
+if [ "$status" -eq 72 ] && [ "$new_artifacts" -eq 0 ]; then
+  echo "fuzz: FAILED: interrupted by a signal after $elapsed s (no finding)"
+  exit 1
+fi
 if [ "$status" -ne 0 ] || [ "$new_artifacts" -gt 0 ]; then
-  grep -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|Assertion|slin-fuzz:|deadly signal|SUMMARY:" "$LOG" | head -20 || true
+  grep -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|Assertion|slin-fuzz: pass|deadly signal|SUMMARY:" "$LOG" | head -20 || true
   ls -t "$WORK/artifacts" | head -"$(( new_artifacts > 0 ? new_artifacts : 1 ))" |
     sed "s|^|reproduce: $FUZZ $WORK/artifacts/|"
   echo "fuzz: FAILED: $new_artifacts finding(s) (libFuzzer exit status $status)"

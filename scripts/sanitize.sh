@@ -113,10 +113,14 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 3600 \
 grep -E "tests passed|tests failed|\*\*\*|FAILED|Failure|Expected| MB after " "$LOG-ctest.log" | head -30
 echo "ctest: $(( $(date +%s) - lit_done )) s"
 
-reports=$(find "$LOGS" -type f | wc -l)
+# Only reports with an error count: allocator_may_return_null=1 makes ASan
+# log a WARNING (no error) for the runtime's deliberate out-of-memory test.
+reports=$( (grep -lE "ERROR|runtime error|SUMMARY" -r "$LOGS" 2>/dev/null || true) | wc -l)
+warnings=$(find "$LOGS" -type f | wc -l)
+[ "$warnings" -le "$reports" ] || echo "(ignored $(( warnings - reports )) log(s) holding only warnings, e.g.: $(head -c 200 "$(find "$LOGS" -type f | head -1)"))"
 if [ "$reports" -gt 0 ]; then
   echo "== sanitizer reports ($reports files in $LOGS)"
-  for f in $(find "$LOGS" -type f | head -5); do
+  for f in $(grep -lE "ERROR|runtime error|SUMMARY" -r "$LOGS" | head -5); do
     echo "--- $f"
     grep -E "ERROR|SUMMARY|runtime error|^    #[0-9] " "$f" | head -15
   done

@@ -60,3 +60,19 @@ func.func @negative_constant_size(%buf: memref<?x16xf32>, %o: memref<?x16xf32>) 
   slin.concat ins(%a, %buf : memref<?x16xf32, strided<[16, 1]>>, memref<?x16xf32>) outs(%o : memref<?x16xf32>)
   return
 }
+
+// -----
+
+// Finding 8 (same class, in the concat lowering): an empty part gets no row
+// block (it would start at the end of the output) and an output without
+// elements no copy at all.
+// CHECK-LABEL: func @empty_parts
+// CHECK-COUNT-1: call @slinrt_cpu_copy2d_f32_f32
+// CHECK-NOT: call @slinrt_cpu_copy2d_f32_f32
+// CHECK: return
+func.func @empty_parts(%a: memref<12x16xf32>, %b: memref<0x16xf32>, %y: memref<12x16xf32>,
+                       %p: memref<?x4xf32>, %o: memref<0x4xf32>) {
+  slin.concat ins(%a, %b : memref<12x16xf32>, memref<0x16xf32>) outs(%y : memref<12x16xf32>)
+  slin.concat ins(%p, %p : memref<?x4xf32>, memref<?x4xf32>) outs(%o : memref<0x4xf32>)
+  return
+}

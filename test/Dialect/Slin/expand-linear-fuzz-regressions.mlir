@@ -1,7 +1,7 @@
-// Regression test of slin-expand-linear for a finding of the fuzzing
+// Regression tests of slin-expand-linear for findings of the fuzzing
 // campaign (see docs/Reliability.md and fuzz/regressions/).
 //
-// RUN: splitlinear-opt %s -slin-expand-linear | FileCheck %s
+// RUN: splitlinear-opt %s -split-input-file -slin-expand-linear | FileCheck %s
 
 // Finding 6: the column offsets of the per-part GEMMs were folded from the
 // parts' sizes; the size of a subview whose size operand is the constant -4
@@ -20,5 +20,32 @@ func.func @negative_constant_size(%x: memref<4x16xf32>, %buf: memref<?x16xf32>, 
   %c = arith.constant -4 : index
   %a = memref.subview %buf[0, 0] [%c, 16] [1, 1] : memref<?x16xf32> to memref<?x16xf32, strided<[16, 1]>>
   slin.linear ins(%x : memref<4x16xf32>) weights(%a, %buf : memref<?x16xf32, strided<[16, 1]>>, memref<?x16xf32>) outs(%y : memref<4x?xf32>)
+  return
+}
+
+// -----
+
+// Finding 8: a statically empty part got a column block starting at the end
+// of the output (`offset 1 is out-of-bounds: 12 >= 12` from memref.subview).
+// It has nothing to write: no block, no GEMM.
+// CHECK-LABEL: func @empty_part
+// CHECK-SAME: %[[A:[^:]*]]: memref<12x16xf32>
+// CHECK: memref.subview %{{.*}}[0, 0] [%{{.*}}, 12] [1, 1]
+// CHECK: slin.gemm ins(%{{.*}}, %[[A]] :
+// CHECK-NOT: slin.gemm
+func.func @empty_part(%x: memref<4x16xf32>, %a: memref<12x16xf32>, %b: memref<0x16xf32>, %y: memref<4x12xf32>) {
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<12x16xf32>, memref<0x16xf32>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// Finding 8 (the fuzzer's case): an output with no columns; every block
+// would start at offset 0 of an empty dimension. Nothing to compute.
+// CHECK-LABEL: func @empty_output
+// CHECK-NOT: slin.
+// CHECK: return
+func.func @empty_output(%x: memref<?x0xf32>, %w0: memref<?x0xf32>, %w1: memref<?x0xf32>, %y: memref<?x0xf32>) {
+  slin.linear ins(%x : memref<?x0xf32>) weights(%w0, %w1 : memref<?x0xf32>, memref<?x0xf32>) outs(%y : memref<?x0xf32>)
   return
 }

@@ -173,3 +173,41 @@ func.func @coefficient_overflow(%x: memref<4x16xf32>, %buf: memref<?x16xf32>, %n
   slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<4x16xf32, strided<[16, 1], offset: ?>>, memref<4x16xf32, strided<[16, 1], offset: ?>>) outs(%y : memref<4x?xf32>)
   return
 }
+
+// -----
+
+// Finding 7: with dynamic weight rows, the bias parts' sizes were not checked
+// against the output's columns (32 + 32 bias elements, 32 columns). The
+// passes combine weights and biases separately, so slin-expand-linear built
+// a slin.gemm whose 64-element bias epilogue did not fit its 32 columns.
+func.func @bias_sizes_disagree_with_output(%x: memref<?x32xf32>, %w0: memref<?x32xf32>, %w1: memref<?x32xf32>,
+                                           %b0: memref<32xf32>, %b1: memref<32xf32>, %y: memref<?x32xf32>) {
+  // expected-error @+1 {{'slin.linear' op output has 32 columns, expected 64 (the sum of the parts' rows, from the weight and bias sizes)}}
+  slin.linear ins(%x : memref<?x32xf32>) weights(%w0, %w1 : memref<?x32xf32>, memref<?x32xf32>)
+      bias(%b0, %b1 : memref<32xf32>, memref<32xf32>) outs(%y : memref<?x32xf32>)
+  return
+}
+
+// -----
+
+// Finding 7 (same class): N_0 from the weight, N_1 from the bias: 8 + 4.
+// CHECK-LABEL: func @rows_from_weights_and_biases
+// CHECK: slin.linear
+func.func @rows_from_weights_and_biases(%x: memref<?x32xf32>, %w0: memref<8x32xf32>, %w1: memref<?x32xf32>,
+                                        %b0: memref<?xf32>, %b1: memref<4xf32>, %y: memref<?x12xf32>) {
+  // expected-remark @+2 {{weight parts: run-time check}}
+  // expected-remark @+1 {{bias parts: run-time check}}
+  slin.linear ins(%x : memref<?x32xf32>) weights(%w0, %w1 : memref<8x32xf32>, memref<?x32xf32>)
+      bias(%b0, %b1 : memref<?xf32>, memref<4xf32>) outs(%y : memref<?x12xf32>)
+  return
+}
+
+// -----
+
+func.func @rows_from_weights_and_biases_mismatch(%x: memref<?x32xf32>, %w0: memref<8x32xf32>, %w1: memref<?x32xf32>,
+                                                 %b0: memref<?xf32>, %b1: memref<4xf32>, %y: memref<?x13xf32>) {
+  // expected-error @+1 {{'slin.linear' op output has 13 columns, expected 12 (the sum of the parts' rows, from the weight and bias sizes)}}
+  slin.linear ins(%x : memref<?x32xf32>) weights(%w0, %w1 : memref<8x32xf32>, memref<?x32xf32>)
+      bias(%b0, %b1 : memref<?xf32>, memref<4xf32>) outs(%y : memref<?x13xf32>)
+  return
+}

@@ -131,13 +131,27 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "output has " << outputType.getDimSize(0)
                          << " rows, expected " << inputType.getDimSize(0)
                          << " (the input's rows)";
-  FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
+  // N_i is known from weight part #i's rows or, when those are dynamic, from
+  // bias part #i's elements (the passes combine weights and biases
+  // separately, so both sums must agree with the output).
+  SmallVector<Value> rowSources(getWeights());
+  bool fromBias = false;
+  for (auto [i, b] : llvm::enumerate(getBiases()))
+    if (memrefOf(rowSources[i]).isDynamicDim(0) &&
+        !memrefOf(b).isDynamicDim(0)) {
+      rowSources[i] = b;
+      fromBias = true;
+    }
+  FailureOr<int64_t> n = sumOfRows(*this, rowSources, "weight parts");
   if (failed(n))
     return failure();
   if (sizesDiffer(outputType.getDimSize(1), *n))
     return emitOpError() << "output has " << outputType.getDimSize(1)
                          << " columns, expected " << *n
-                         << " (the sum of the weight parts' rows)";
+                         << (fromBias
+                                 ? " (the sum of the parts' rows, from the "
+                                   "weight and bias sizes)"
+                                 : " (the sum of the weight parts' rows)");
   return success();
 }
 

@@ -102,18 +102,31 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
       bump(stats.fused);
     } else {
       Value out = op.getOutput();
+      // An output without elements (M = 0 or N = 0 statically) needs no
+      // GEMM, and a static subview offset into its empty dimension would
+      // not verify.
+      if (llvm::is_contained(op.getOutput().getType().getShape(), 0)) {
+        rewriter.eraseOp(op);
+        return success();
+      }
       Value rows = memref::DimOp::create(rewriter, loc, out, 0);
       OpFoldResult offset = rewriter.getIndexAttr(0);
       OpFoldResult one = rewriter.getIndexAttr(1);
+      unsigned gemms = 0;
       for (auto [i, weight] : llvm::enumerate(weights)) {
+        // A statically empty part has no columns to write; its block would
+        // start at the end of the output, out of bounds for memref.subview.
+        if (cast<MemRefType>(weight.getType()).getDimSize(0) == 0)
+          continue;
         OpFoldResult n = sizeOf(rewriter, loc, weight, 0);
         Value block = memref::SubViewOp::create(
             rewriter, loc, out, {rewriter.getIndexAttr(0), offset},
             {OpFoldResult(rows), n}, {one, one});
         gemm(weight, biases.empty() ? Value() : biases[i], block);
         offset = addOfr(rewriter, loc, offset, n);
+        ++gemms;
       }
-      bump(stats.perPart, weights.size());
+      bump(stats.perPart, gemms);
     }
     freeAll(rewriter, loc, owned);
     rewriter.eraseOp(op);
