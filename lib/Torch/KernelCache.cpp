@@ -8,6 +8,8 @@
 
 #include <c10/util/Exception.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -56,7 +58,24 @@ OpCounters &counters() {
   return instance;
 }
 
-size_t capacity() { return 256; }
+/// 256 kernels, or SPLITLINEAR_KERNEL_CACHE_SIZE (read once). A kernel is one
+/// JIT-compiled module (about 0.2 s to compile); a signature is (kind, dtype,
+/// number of parts, bias, target), so real models need a few dozen.
+size_t capacity() {
+  static const size_t value = [] {
+    const char *env = std::getenv("SPLITLINEAR_KERNEL_CACHE_SIZE");
+    if (!env || !*env)
+      return size_t(256);
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long parsed = std::strtoull(env, &end, 10);
+    TORCH_CHECK(errno == 0 && *end == '\0' && parsed >= 1 && env[0] != '-',
+                "splitlinear: SPLITLINEAR_KERNEL_CACHE_SIZE must be a positive "
+                "integer, got '", env, "'");
+    return static_cast<size_t>(parsed);
+  }();
+  return value;
+}
 
 size_t cacheSize() {
   std::lock_guard<std::mutex> lock(cache().mutex);
@@ -64,6 +83,7 @@ size_t cacheSize() {
 }
 
 std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
+  size_t limit = capacity(); // raises a bad SPLITLINEAR_KERNEL_CACHE_SIZE first
   Cache &c = cache();
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -102,7 +122,7 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
     return it->second.first;
   c.order.push_front(key);
   c.map.emplace(key, std::make_pair(kernel, c.order.begin()));
-  while (c.map.size() > capacity()) {
+  while (c.map.size() > limit) {
     c.map.erase(c.order.back());
     c.order.pop_back();
     counters().evictions.fetch_add(1, std::memory_order_relaxed);

@@ -85,12 +85,25 @@ struct ContextDeleter {
 using ContextPtr = std::unique_ptr<slinrt_context, ContextDeleter>;
 
 #ifdef SPLITLINEAR_TORCH_CUDA
-void *cachingAlloc(void *, size_t bytes, int, void *stream) {
-  return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(
-      bytes, static_cast<cudaStream_t>(stream));
+/// Runtime buffers (the concat of non-adjacent parts) come from PyTorch's
+/// caching allocator. It throws on out-of-memory; an exception must not cross
+/// the runtime's C ABI and the JIT-compiled frames, so it becomes NULL, which
+/// the runtime reports as SLINRT_ERROR_OUT_OF_MEMORY (raised by checkContext
+/// as torch.OutOfMemoryError).
+void *cachingAlloc(void *, size_t bytes, int, void *stream) noexcept {
+  try {
+    return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(
+        bytes, static_cast<cudaStream_t>(stream));
+  } catch (...) {
+    return nullptr;
+  }
 }
-void cachingFree(void *, void *ptr, int, void *) {
-  c10::cuda::CUDACachingAllocator::raw_delete(ptr);
+void cachingFree(void *, void *ptr, int, void *) noexcept {
+  try {
+    c10::cuda::CUDACachingAllocator::raw_delete(ptr);
+  } catch (...) {
+    // Only a pointer the allocator does not know throws; it gave us this one.
+  }
 }
 #endif
 
@@ -134,8 +147,13 @@ slinrt_context *contextFor(const at::Device &device, const char *op) {
 void checkContext(slinrt_context *ctx, const char *op) {
   if (slinrt_context_status(ctx) == SLINRT_OK)
     return;
+  slinrt_status status = slinrt_context_status(ctx);
   std::string message = slinrt_context_error(ctx);
   slinrt_context_clear_error(ctx);
+  // torch.OutOfMemoryError, as PyTorch's own allocations raise, so callers
+  // that catch it (free memory and retry, smaller batch) handle ours too.
+  TORCH_CHECK_WITH(OutOfMemoryError, status != SLINRT_ERROR_OUT_OF_MEMORY, op,
+                   ": ", message);
   TORCH_CHECK(false, op, ": ", message);
 }
 

@@ -1,9 +1,13 @@
 """Bad-input matrix of ``torch.ops.splitlinear.linear`` (and its backward ops):
 each case either raises a RuntimeError naming the offending argument, or gives
-the same result as eager PyTorch. Runs on every available device."""
+the same result as eager PyTorch. Runs on every available device. (Compiled
+models: test_model_inputs.py.)"""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable
 
 import pytest
@@ -54,12 +58,18 @@ def test_bad_input_raises_naming_the_argument(op, device: str, name: str) -> Non
         op.linear(x, w, b)
 
 
-def test_parts_on_another_device(op) -> None:
-    if not torch.cuda.is_available():
+def test_parts_on_another_device(op, device: str) -> None:
+    """CPU and CUDA tensors in one call: an error naming the part, either way round."""
+    if device != "cuda":
         pytest.skip("needs a CUDA device")
     x = torch.randn(3, 8, device="cuda")
     with pytest.raises(RuntimeError, match=r"weight\[1\] is on cpu but input is on cuda:0"):
         op.linear(x, [torch.randn(4, 8, device="cuda"), torch.randn(2, 8)])
+    with pytest.raises(RuntimeError, match=r"weight\[0\] is on cuda:0 but input is on cpu"):
+        op.linear(x.cpu(), [torch.randn(4, 8, device="cuda"), torch.randn(2, 8)])
+    with pytest.raises(RuntimeError, match=r"bias\[0\] is on cpu but input is on cuda:0"):
+        op.linear(x, [torch.randn(4, 8, device="cuda")], [torch.randn(4)])
+    torch.cuda.synchronize()
 
 
 def _reference(x, w, b):
@@ -207,3 +217,70 @@ def test_precompile_then_no_compile_at_first_call(op, device: str) -> None:
         op.precompile(torch.float32, device, 0, False, False)
     with pytest.raises(RuntimeError, match="dtype Int is not supported"):
         op.precompile(torch.int32, device, 2, False, False)
+
+
+def test_output_out_of_memory(op, device: str) -> None:
+    """An output too large for the device (1 TiB) raises PyTorch's
+    out-of-memory error, and the next call works."""
+    huge = torch.randn(1, 1, device=device).expand(2 ** 38, 1)
+    with pytest.raises(RuntimeError, match=r"memory"):
+        op.linear(huge, [torch.randn(4, 1, device=device), torch.randn(2, 1, device=device)])
+    x, w = torch.randn(5, 8, device=device), _parts(device)
+    torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
+
+
+def test_cat_buffer_out_of_memory_cuda(op, device: str) -> None:
+    """The concat of non-adjacent parts (a runtime buffer from PyTorch's
+    caching allocator) does not fit: torch.OutOfMemoryError naming the size,
+    the output is not returned, and the next call (with memory) is right."""
+    if device != "cuda":
+        pytest.skip("needs a CUDA device")
+    torch.manual_seed(0)
+    x = torch.randn(128, 4096, device="cuda")
+    w = [torch.randn(4096, 4096, device="cuda") for _ in range(2)]  # 2 x 64 MiB, not adjacent
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    try:
+        torch.cuda.set_per_process_memory_fraction((torch.cuda.memory_reserved() + (48 << 20)) / total)
+        with pytest.raises(torch.OutOfMemoryError, match=r"splitlinear.linear: .*could not allocate 134217728 bytes on CUDA device 0"):
+            op.linear(x, w)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-4, atol=1e-4)
+
+
+_CPU_OOM_SCRIPT = textwrap.dedent("""
+    import resource, torch, torch.nn.functional as F
+    import splitlinear.ops as op
+
+    def vm_bytes():
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    x = torch.randn(128, 1024)
+    w = [torch.randn(16384, 1024) for _ in range(2)]    # 2 x 64 MiB, not adjacent
+    op.linear(x[:, :8], [p[:4, :8] for p in w])        # compile the kernel first
+    ref = F.linear(x.double(), torch.cat(w).double())
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    # Room for the 16 MiB output, not for the 128 MiB concat buffer.
+    resource.setrlimit(resource.RLIMIT_AS, (vm_bytes() + (64 << 20), hard))
+    try:
+        op.linear(x, w)
+        raise SystemExit("no error")
+    except torch.OutOfMemoryError as e:
+        assert "could not allocate 134217728 bytes on the host" in str(e), str(e)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    torch.testing.assert_close(op.linear(x, w).double(), ref, rtol=1e-5, atol=1e-4)
+    print("ok")
+""")
+
+
+def test_cat_buffer_out_of_memory_cpu(op) -> None:
+    """The same on the host, under an address-space limit (RLIMIT_AS) in a
+    child process: the runtime's allocation fails cleanly."""
+    done = subprocess.run([sys.executable, "-c", _CPU_OOM_SCRIPT], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

@@ -2,7 +2,7 @@
 # Runs on the H200 machine (through the device tool, with `.carry` carried):
 # unpacks the bundle from scripts/gpu/pack.sh, builds the CUDA runtime from
 # source there, runs the runtime's unit tests, the C API test, the op-vs-
-# PyTorch check, the CUDA half of the pytest suite and the benchmark. Every
+# PyTorch check, the pytest suite (cpu and cuda) and the benchmark. Every
 # result lands in $OUT (default: ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -50,8 +50,13 @@ if [ "${RUN_PROFILE:-1}" = 1 ]; then
 fi
 
 if [ "${RUN_PYTEST:-1}" = 1 ]; then
-  echo "== pytest (cuda)"
-  SPLITLINEAR_REQUIRE_OP=1 timeout 240 python3 -m pytest -q python/tests -k "cuda" > "$OUT/pytest-cuda.txt" 2>&1; tail -15 "$OUT/pytest-cuda.txt"
+  # The whole suite: every device-parametrized test runs on cpu and cuda
+  # (PYTEST_ARGS="-k cuda" for the CUDA half only).
+  echo "== pytest (cpu + cuda)"
+  SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
+    python3 -m pytest -q -rs -p no:cacheprovider ${PYTEST_ARGS:-} python/tests \
+    --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1; echo "exit $?"
+  tail -15 "$OUT/pytest.txt"
 fi
 
 if [ "${RUN_DEMO:-1}" = 1 ]; then
