@@ -129,9 +129,10 @@ def _values(device: str, parts: list[torch.Tensor], x: torch.Tensor | None = Non
 
 
 def _huge_input(device: str) -> Scenario:
-    # 2^38 rows (K = 1) as a stride-0 view: any GEMM operand or output in
-    # that many rows needs >= 1 TiB, more than the host or the GPU has.
-    huge = _rand(1, 1, device=device).expand(2 ** 38, 1)
+    # 2^46 rows (K = 1) as a stride-0 view: any GEMM operand or output in
+    # that many rows needs >= 256 TiB, beyond a 47-bit user address space, so
+    # even a host that overcommits memory refuses it.
+    huge = _rand(1, 1, device=device).expand(2 ** 46, 1)
     return Scenario(PartsLinear(_separate(device, k=1)),
                     [Call(huge, error=r"memory", op=None), Call(_x(device, k=1))], max_graphs=2)
 
@@ -140,7 +141,7 @@ def _cuda_out_of_memory(device: str) -> Scenario:
     # Limit the caching allocator so that two 64 MiB parts fit but their cat
     # does not: eager's torch.cat and the op's runtime buffer both fail.
     torch.cuda.empty_cache()
-    parts = _separate(device, rows=(4096, 4096), k=4096)
+    parts = [p / 64 for p in _separate(device, rows=(4096, 4096), k=4096)]  # O(1) outputs at K = 4096
     model = PartsLinear(parts)
 
     def limit(_: PartsLinear) -> None:
@@ -213,9 +214,9 @@ SCENARIOS: dict[str, Callable[[str], Scenario]] = {
     "huge_input_out_of_memory": _huge_input,
     # CUDA only.
     "parts_on_cpu_and_cuda": lambda d: Scenario(PartsLinear([_rand(8, 16, device=d), _rand(4, 16, device="cpu")]), [
-        Call(_x(d), error=r"same device|cuda:0 and cpu|cpu and cuda", op=None)], max_graphs=0, needs_cuda=True),
+        Call(_x(d), error=r"same device|two different devices", op=None)], max_graphs=0, needs_cuda=True),
     "input_on_cpu_model_on_cuda": lambda d: Scenario(PartsLinear(_split(d)), [
-        Call(_x("cpu"), error=r"same device|cuda:0 and cpu|cpu and cuda", op=None), Call(_x(d))],
+        Call(_x("cpu"), error=r"same device|two different devices", op=None), Call(_x(d))],
         max_graphs=2, needs_cuda=True),
     "cuda_out_of_memory": _cuda_out_of_memory,
 }
@@ -242,8 +243,6 @@ def test_compiled_model_matches_eager(op: object, device: str, name: str) -> Non
     scenario_fn = SCENARIOS[name]
     if device == "cpu" and name in ("parts_on_cpu_and_cuda", "input_on_cpu_model_on_cuda", "cuda_out_of_memory"):
         pytest.skip("a CUDA case")
-    if name == "huge_input_out_of_memory" and device == "cpu" and _overcommits():
-        pytest.skip("vm.overcommit_memory = 1: a 1 TiB host allocation may succeed")
     torch.manual_seed(0)
     scenario = scenario_fn(device)
     compiled = compile_sl(scenario.model)
@@ -281,11 +280,4 @@ def test_compiled_model_matches_eager(op: object, device: str, name: str) -> Non
         scenario.cleanup()
     assert graphs() <= scenario.max_graphs, f"{name}: {graphs()} graphs compiled"
 
-
-def _overcommits() -> bool:
-    try:
-        with open("/proc/sys/vm/overcommit_memory") as f:
-            return f.read().strip() == "1"
-    except OSError:
-        return False
 
