@@ -18,6 +18,8 @@
 //   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
 //                                  cache_hits, evictions, cache_size)
 //   reset_runtime_counters() -> ()
+//   set_per_part_max_rows(int rows) -> int   (previous value; see
+//                                             perPartMaxRows)
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +37,9 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
 #include <memory>
 #include <unordered_map>
 
@@ -279,8 +284,27 @@ int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
 /// parts are not adjacent: at decode sizes the GEMMs are weight-read bound and
 /// a copy of the weights costs more than the extra launches (see
 /// shared/notes/gpu-anchor-numbers.md: 16x8192, [8192]x3: N GEMMs 0.119 ms,
-/// cat + GEMM 0.307 ms).
-constexpr int64_t kPerPartMaxRows = 64;
+/// cat + GEMM 0.307 ms; bench/bench_per_part.py measures the crossover).
+/// 64 by default, SPLITLINEAR_PER_PART_MAX_ROWS at load time,
+/// set_per_part_max_rows at run time; 0 turns the per-part path off. The
+/// value is compiled into the kernel, so each value has its own kernels.
+constexpr int64_t kDefaultPerPartMaxRows = 64;
+
+std::atomic<int64_t> &perPartMaxRows() {
+  static std::atomic<int64_t> value{[] {
+    const char *env = std::getenv("SPLITLINEAR_PER_PART_MAX_ROWS");
+    if (!env || !*env)
+      return kDefaultPerPartMaxRows;
+    char *end = nullptr;
+    errno = 0;
+    long long parsed = std::strtoll(env, &end, 10);
+    TORCH_CHECK(errno == 0 && *end == '\0' && parsed >= 0,
+                "splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be an integer "
+                ">= 0, got '", env, "'");
+    return static_cast<int64_t>(parsed);
+  }()};
+  return value;
+}
 
 //===----------------------------------------------------------------------===//
 // linear (fprop)
@@ -325,7 +349,8 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
   }
   KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
                 std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
-                {}, hasBias, targetOf(input), kPerPartMaxRows};
+                {}, hasBias, targetOf(input),
+                perPartMaxRows().load(std::memory_order_relaxed)};
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)
@@ -538,7 +563,8 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
               " is not supported");
   int32_t target = device.is_cuda() ? 1 : 0;
   std::vector<int32_t> parts(numParts, code);
-  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, kPerPartMaxRows});
+  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target,
+             perPartMaxRows().load(std::memory_order_relaxed)});
   if (!training)
     return;
   getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target});
@@ -556,6 +582,14 @@ std::vector<int64_t> runtimeCounters() {
   return {c.views.load(),     c.cats.load(),      c.perPartGemms.load(),
           c.compiles.load(),  c.cacheHits.load(), c.evictions.load(),
           static_cast<int64_t>(splitlinear::cacheSize())};
+}
+
+/// Sets the per-part row threshold (see perPartMaxRows) for calls that start
+/// after this one, in every thread; returns the previous value.
+int64_t setPerPartMaxRows(int64_t rows) {
+  TORCH_CHECK(rows >= 0, "splitlinear.set_per_part_max_rows: rows must be >= 0, got ",
+              rows);
+  return perPartMaxRows().exchange(rows);
 }
 
 void resetRuntimeCounters() {
@@ -580,6 +614,7 @@ TORCH_LIBRARY(splitlinear, m) {
         &precompile);
   m.def("runtime_counters() -> int[]", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
+  m.def("set_per_part_max_rows(int rows) -> int", &setPerPartMaxRows);
 }
 
 TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {

@@ -84,6 +84,20 @@ def reset_runtime_counters() -> None:
     torch.ops.splitlinear.reset_runtime_counters()
 
 
+def set_per_part_max_rows(rows: int) -> int:
+    """Sets the largest input row count (M, leading dims flattened) for which
+    :func:`linear` runs one GEMM per weight part instead of copying
+    non-adjacent parts into one buffer; returns the previous value. Applies to
+    calls that start afterwards, in every thread. Default 64, or
+    ``SPLITLINEAR_PER_PART_MAX_ROWS`` at load time; 0 turns the per-part path
+    off. ``bench/bench_per_part.py`` measures where the two paths cross.
+
+    Raises:
+        RuntimeError: for ``rows < 0``.
+    """
+    return int(torch.ops.splitlinear.set_per_part_max_rows(rows))
+
+
 # -- fake (meta) kernels: shapes only, same checks as the C++ op --------------
 
 

@@ -1,7 +1,8 @@
 """The op library's kernel cache stays bounded, and evicted kernels free
 their memory (the compile/JIT/destroy cycle of the op, as the C API leak test
-does for the C API). Each test runs a child process: the cache size is read
-once per process from SPLITLINEAR_KERNEL_CACHE_SIZE."""
+does for the C API); the settings read from the environment. Each test runs a
+child process: SPLITLINEAR_KERNEL_CACHE_SIZE and SPLITLINEAR_PER_PART_MAX_ROWS
+are read once per process."""
 
 from __future__ import annotations
 
@@ -63,3 +64,15 @@ def test_cache_size_must_be_a_positive_integer(op) -> None:
                     "except RuntimeError as e:\n    print(str(e).splitlines()[0])\n")
         assert done.stdout.strip() == (
             f"splitlinear: SPLITLINEAR_KERNEL_CACHE_SIZE must be a positive integer, got '{bad}'"), done.stderr
+
+
+def test_per_part_threshold_from_the_environment(op) -> None:
+    script = ("import torch, splitlinear.ops as op\n"
+              "try:\n    print(op.set_per_part_max_rows(1))\n"
+              "except RuntimeError as e:\n    print(str(e).splitlines()[0])\n")
+    assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": "17"}, script).stdout.strip() == "17"
+    assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": ""}, script).stdout.strip() == "64"
+    for bad in ("-1", "many"):
+        done = _run({"SPLITLINEAR_PER_PART_MAX_ROWS": bad}, script)
+        assert done.stdout.strip() == (
+            f"splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be an integer >= 0, got '{bad}'"), done.stderr

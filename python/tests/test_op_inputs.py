@@ -286,3 +286,25 @@ def test_cat_buffer_out_of_memory_cpu(op) -> None:
     child process: the runtime's allocation fails cleanly."""
     done = subprocess.run([sys.executable, "-c", _CPU_OOM_SCRIPT], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_per_part_threshold(op, device: str) -> None:
+    """set_per_part_max_rows picks the path for non-adjacent parts: one GEMM
+    per part up to that many input rows, a copy into one buffer above; both
+    give eager's result."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, device=device)  # M = 6 rows once flattened
+    w, b = _parts(device), [torch.randn(n, device=device) for n in (4, 2, 2)]
+    previous = op.set_per_part_max_rows(6)
+    try:
+        for rows, path in ((6, "per_part_gemms"), (5, "cats"), (0, "cats"), (1 << 40, "per_part_gemms")):
+            op.set_per_part_max_rows(rows)
+            before = op.runtime_counters()
+            y = op.linear(x, w, b)
+            after = op.runtime_counters()
+            assert after[path] == before[path] + 1, (rows, before, after)
+            torch.testing.assert_close(y.double(), _reference(x, w, b), rtol=1e-5, atol=1e-5)
+        with pytest.raises(RuntimeError, match=r"rows must be >= 0, got -1"):
+            op.set_per_part_max_rows(-1)
+    finally:
+        assert op.set_per_part_max_rows(previous) == 1 << 40

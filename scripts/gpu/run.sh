@@ -45,6 +45,11 @@ if [ "${RUN_BENCH:-1}" = 1 ]; then
   timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
 fi
 
+if [ "${RUN_PER_PART:-1}" = 1 ]; then
+  echo "== per-part threshold"
+  timeout 240 python3 bench/bench_per_part.py --json "$OUT/per-part.json" 2>&1 | tee "$OUT/per-part.txt"
+fi
+
 if [ "${RUN_PROFILE:-1}" = 1 ]; then
   echo "== kernel profile"
   timeout 120 python3 bench/profile_op.py > "$OUT/profile.txt" 2>&1; echo "exit $?"

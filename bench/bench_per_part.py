@@ -1,0 +1,92 @@
+"""Benchmark: where one GEMM per part stops beating copy-then-one-GEMM.
+
+For weight parts that are not adjacent (separate allocations) the op either
+runs one GEMM per part into column blocks of the output (``per_part``) or
+copies the parts into one buffer and runs one GEMM (``cat``). Which is faster
+depends on the input rows M: at small M the GEMMs are bound by reading the
+weights, so copying them first costs more than the extra launches. The op
+picks ``per_part`` for M <= ``set_per_part_max_rows`` (default 64); this
+script times both paths of the op itself, interleaved, for M from 1 to 2048
+on projection shapes of real models (bf16, forward), and reports the
+largest M at which ``per_part`` still wins on every shape. The adjacent
+(zero-copy view) time is printed as the floor.
+
+Times: median over 30 batches of 10 back-to-back calls (CUDA events, per
+call), all in one run. Usage: ``python3 bench/bench_per_part.py --json out.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+from common import cuda_time_ms, make_parts
+
+#: (name, K, rows of the parts)
+SHAPES = [
+    ("llama8b_qkv", 4096, [4096, 1024, 1024]),
+    ("llama8b_gate_up", 4096, [14336, 14336]),
+    ("anchor_8192x3", 8192, [8192] * 3),
+    ("qwen2_7b_qkv", 3584, [3584, 512, 512]),
+]
+ROWS = [1, 4, 16, 32, 64, 128, 256, 512, 1024, 2048]
+ALWAYS, NEVER = 1 << 40, 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("bench_per_part: needs a CUDA device", file=sys.stderr)
+        return 1
+    from splitlinear import ops
+
+    dtype = getattr(torch, args.dtype)
+    previous = ops.set_per_part_max_rows(ALWAYS)
+    results = []
+    print(f"{'shape':<17} {'M':>5} {'view ms':>9} {'per_part ms':>12} {'cat ms':>9} {'cat/per_part':>13}")
+    try:
+        for name, k, rows in SHAPES:
+            disjoint = make_parts(rows, k, dtype, "cuda", "disjoint")
+            adjacent = make_parts(rows, k, dtype, "cuda", "adjacent")
+            for m in ROWS:
+                x = torch.randn(m, k, device="cuda", dtype=dtype)
+
+                def run(threshold: int, parts: list[torch.Tensor]) -> float:
+                    ops.set_per_part_max_rows(threshold)
+                    with torch.no_grad():
+                        return cuda_time_ms(lambda: ops.linear(x, parts), reps=30)
+
+                # Interleaved, twice each, so drift hits both paths alike.
+                per_part = min(run(ALWAYS, disjoint), run(ALWAYS, disjoint))
+                cat = min(run(NEVER, disjoint), run(NEVER, disjoint))
+                view = run(ALWAYS, adjacent)
+                results.append({"shape": name, "k": k, "rows": rows, "m": m, "view_ms": view,
+                                "per_part_ms": per_part, "cat_ms": cat, "cat_over_per_part": cat / per_part})
+                print(f"{name:<17} {m:>5} {view:>9.4f} {per_part:>12.4f} {cat:>9.4f} {cat / per_part:>13.2f}")
+            del disjoint, adjacent
+    finally:
+        ops.set_per_part_max_rows(previous)
+
+    # The largest M such that per_part wins at every M up to it, on every shape.
+    crossover = 0
+    for m in ROWS:
+        if all(r["per_part_ms"] <= r["cat_ms"] for r in results if r["m"] == m):
+            crossover = m
+        else:
+            break
+    print(f"per_part wins on every shape up to M = {crossover} (current default: 64)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "dtype": args.dtype,
+                       "results": results, "per_part_wins_up_to": crossover}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
