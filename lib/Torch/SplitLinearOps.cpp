@@ -18,8 +18,8 @@
 //   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
 //                                  cache_hits, evictions, cache_size)
 //   reset_runtime_counters() -> ()
-//   set_per_part_max_rows(int rows) -> int   (previous value; see
-//                                             perPartMaxRows)
+//   set_per_part_max_rows(int rows) -> int   (previous value; -1: automatic;
+//                                             see perPartMaxRows)
 //
 //===----------------------------------------------------------------------===//
 
@@ -280,30 +280,61 @@ struct Call {
 
 int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
 
-/// Inputs of at most this many rows run one GEMM per weight part when the
-/// parts are not adjacent: at decode sizes the GEMMs are weight-read bound and
-/// a copy of the weights costs more than the extra launches (see
-/// shared/notes/gpu-anchor-numbers.md: 16x8192, [8192]x3: N GEMMs 0.119 ms,
-/// cat + GEMM 0.307 ms; bench/bench_per_part.py measures the crossover).
-/// 64 by default, SPLITLINEAR_PER_PART_MAX_ROWS at load time,
-/// set_per_part_max_rows at run time; 0 turns the per-part path off. The
-/// value is compiled into the kernel, so each value has its own kernels.
-constexpr int64_t kDefaultPerPartMaxRows = 64;
+/// When the weight parts are not adjacent, the kernel either runs one GEMM
+/// per part into column blocks of the output, or copies the parts into one
+/// buffer and runs one GEMM; it takes the per-part path for inputs of at most
+/// `per_part_max_rows` rows (a constant compiled into the kernel, so each
+/// value has its own kernels). This is that value for each call:
+/// SPLITLINEAR_PER_PART_MAX_ROWS at load time or set_per_part_max_rows at run
+/// time (>= 0: that threshold; 0 turns the per-part path off), or -1, the
+/// default, for the automatic choice (autoPerPartMaxRows).
+constexpr int64_t kAutoPerPartMaxRows = -1;
 
 std::atomic<int64_t> &perPartMaxRows() {
   static std::atomic<int64_t> value{[] {
     const char *env = std::getenv("SPLITLINEAR_PER_PART_MAX_ROWS");
-    if (!env || !*env)
-      return kDefaultPerPartMaxRows;
+    if (!env || !*env || std::string(env) == "auto")
+      return kAutoPerPartMaxRows;
     char *end = nullptr;
     errno = 0;
     long long parsed = std::strtoll(env, &end, 10);
     TORCH_CHECK(errno == 0 && *end == '\0' && parsed >= 0,
-                "splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be an integer "
-                ">= 0, got '", env, "'");
+                "splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be 'auto' or "
+                "an integer >= 0, got '", env, "'");
     return static_cast<int64_t>(parsed);
   }()};
   return value;
+}
+
+/// Automatic per-part threshold. On CUDA it does not depend on M: on an H200
+/// (bench/bench_per_part.py, bench/results/2026-11-30-h200/per-part.txt, bf16,
+/// M = 1..8192) one GEMM per part beat the copy at every M for 2-3 parts of
+/// 3.6-400 MB (1.04x at M = 8192 up to 5.4x at decode), and lost at every M
+/// for 8-16 parts of 0.25-1 MB (0.67-0.93x). A cost model fitted to those
+/// runs: per-part pays a cuBLASLt launch (~9.5 us of host time) per extra
+/// part; the copy pays a copy kernel (~4.6 us) per part plus moving the
+/// weights twice (read + write) at ~1.6 TB/s. The per-part path is taken
+/// (threshold "every M") when it is the cheaper one, else never (0). On the
+/// CPU the old fixed threshold of 64 rows stays (not measured there).
+int64_t autoPerPartMaxRows(const at::Tensor &input, at::TensorList weight) {
+  constexpr int64_t kEveryM = int64_t(1) << 62;
+  if (!input.is_cuda())
+    return 64;
+  constexpr double kGemmLaunchUs = 9.5, kCopyLaunchUs = 4.6,
+                   kCopyBytesPerUs = 1.6e6;
+  double bytes = 0;
+  for (const at::Tensor &w : weight)
+    bytes += static_cast<double>(w.numel()) * w.element_size();
+  double parts = static_cast<double>(weight.size());
+  double perPartUs = (parts - 1) * kGemmLaunchUs;
+  double copyUs = parts * kCopyLaunchUs + 2 * bytes / kCopyBytesPerUs;
+  return perPartUs <= copyUs ? kEveryM : 0;
+}
+
+/// The per-part threshold for a call of `linear`.
+int64_t perPartMaxRowsFor(const at::Tensor &input, at::TensorList weight) {
+  int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
+  return rows == kAutoPerPartMaxRows ? autoPerPartMaxRows(input, weight) : rows;
 }
 
 //===----------------------------------------------------------------------===//
@@ -349,8 +380,7 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
   }
   KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
                 std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
-                {}, hasBias, targetOf(input),
-                perPartMaxRows().load(std::memory_order_relaxed)};
+                {}, hasBias, targetOf(input), perPartMaxRowsFor(input, weight)};
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)
@@ -563,8 +593,14 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
               " is not supported");
   int32_t target = device.is_cuda() ? 1 : 0;
   std::vector<int32_t> parts(numParts, code);
-  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target,
-             perPartMaxRows().load(std::memory_order_relaxed)});
+  int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
+  if (rows != kAutoPerPartMaxRows)
+    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, rows});
+  else if (target == 0)
+    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, 64});
+  else // the automatic choice depends on the parts' sizes: both variants
+    for (int64_t variant : {int64_t(1) << 62, int64_t(0)})
+      getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, variant});
   if (!training)
     return;
   getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target});
@@ -584,11 +620,13 @@ std::vector<int64_t> runtimeCounters() {
           static_cast<int64_t>(splitlinear::cacheSize())};
 }
 
-/// Sets the per-part row threshold (see perPartMaxRows) for calls that start
-/// after this one, in every thread; returns the previous value.
+/// Sets the per-part row threshold (see perPartMaxRows; -1: automatic) for
+/// calls that start after this one, in every thread; returns the previous
+/// value.
 int64_t setPerPartMaxRows(int64_t rows) {
-  TORCH_CHECK(rows >= 0, "splitlinear.set_per_part_max_rows: rows must be >= 0, got ",
-              rows);
+  TORCH_CHECK(rows >= kAutoPerPartMaxRows,
+              "splitlinear.set_per_part_max_rows: rows must be >= 0, or -1 "
+              "for the automatic choice, got ", rows);
   return perPartMaxRows().exchange(rows);
 }
 

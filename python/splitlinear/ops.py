@@ -84,18 +84,25 @@ def reset_runtime_counters() -> None:
     torch.ops.splitlinear.reset_runtime_counters()
 
 
-def set_per_part_max_rows(rows: int) -> int:
-    """Sets the largest input row count (M, leading dims flattened) for which
-    :func:`linear` runs one GEMM per weight part instead of copying
-    non-adjacent parts into one buffer; returns the previous value. Applies to
-    calls that start afterwards, in every thread. Default 64, or
-    ``SPLITLINEAR_PER_PART_MAX_ROWS`` at load time; 0 turns the per-part path
-    off. ``bench/bench_per_part.py`` measures where the two paths cross.
+def set_per_part_max_rows(rows: int | None) -> int | None:
+    """Sets how :func:`linear` combines weight parts that are not adjacent:
+    one GEMM per part for inputs of at most ``rows`` rows (M, leading dims
+    flattened), else a copy of the parts into one buffer and one GEMM; 0 turns
+    the per-part path off. ``None`` (the default) chooses automatically: on
+    CUDA from the parts' number and size (a cost model fitted with
+    ``bench/bench_per_part.py`` on an H200: per-part for a few large parts at
+    any M, the copy for many small ones), on the CPU up to 64 rows.
+    ``SPLITLINEAR_PER_PART_MAX_ROWS`` (``auto`` or an integer) sets it at load
+    time. Applies to calls that start afterwards, in every thread; returns the
+    previous setting.
 
     Raises:
         RuntimeError: for ``rows < 0``.
     """
-    return int(torch.ops.splitlinear.set_per_part_max_rows(rows))
+    if rows is not None and rows < 0:
+        raise RuntimeError(f"splitlinear.set_per_part_max_rows: rows must be >= 0 or None, got {rows}")
+    previous = int(torch.ops.splitlinear.set_per_part_max_rows(-1 if rows is None else rows))
+    return None if previous < 0 else previous
 
 
 # -- fake (meta) kernels: shapes only, same checks as the C++ op --------------

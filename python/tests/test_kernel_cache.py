@@ -70,9 +70,9 @@ def test_per_part_threshold_from_the_environment(op) -> None:
     script = ("import torch, splitlinear.ops as op\n"
               "try:\n    print(op.set_per_part_max_rows(1))\n"
               "except RuntimeError as e:\n    print(str(e).splitlines()[0])\n")
-    assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": "17"}, script).stdout.strip() == "17"
-    assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": ""}, script).stdout.strip() == "64"
+    for value, printed in (("17", "17"), ("0", "0"), ("", "None"), ("auto", "None")):
+        assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": value}, script).stdout.strip() == printed, value
     for bad in ("-1", "many"):
         done = _run({"SPLITLINEAR_PER_PART_MAX_ROWS": bad}, script)
-        assert done.stdout.strip() == (
-            f"splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be an integer >= 0, got '{bad}'"), done.stderr
+        assert done.stdout.strip() == ("splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be 'auto' or an integer "
+                                       f">= 0, got '{bad}'"), done.stderr

@@ -144,6 +144,10 @@ def _cuda_out_of_memory(device: str) -> Scenario:
     parts = [p / 64 for p in _separate(device, rows=(4096, 4096), k=4096)]  # O(1) outputs at K = 4096
     model = PartsLinear(parts)
 
+    from splitlinear import ops
+
+    previous = ops.set_per_part_max_rows(0)  # the op copies the parts at any M
+
     def limit(_: PartsLinear) -> None:
         torch.cuda.empty_cache()
         total = torch.cuda.get_device_properties(device).total_memory
@@ -152,10 +156,16 @@ def _cuda_out_of_memory(device: str) -> Scenario:
     def unlimit(_: PartsLinear | None = None) -> None:
         torch.cuda.set_per_process_memory_fraction(1.0)
 
+    def cleanup() -> None:
+        unlimit()
+        ops.set_per_part_max_rows(previous)
+
     x = _x(device, m=128, k=4096)
-    return Scenario(model, [Call(x), Call(x, change=limit, error=r"out of memory|could not allocate"),
-                            Call(x, change=unlimit)],
-                    needs_cuda=True, cleanup=unlimit)
+    # The failing call raises before the op counts a run: op=None.
+    oom = Call(x, change=limit, error=r"CUDA out of memory. Tried to allocate 128.00 MiB",
+               compiled_error=r"splitlinear\.linear: .*could not allocate 134217728 bytes on CUDA device 0",
+               op=None)
+    return Scenario(model, [Call(x), oom, Call(x, change=unlimit)], needs_cuda=True, cleanup=cleanup)
 
 
 SCENARIOS: dict[str, Callable[[str], Scenario]] = {

@@ -242,12 +242,14 @@ def test_cat_buffer_out_of_memory_cuda(op, device: str) -> None:
     w = [torch.randn(4096, 4096, device="cuda") / 64 for _ in range(2)]
     torch.cuda.empty_cache()
     total = torch.cuda.get_device_properties(0).total_memory
+    previous = op.set_per_part_max_rows(0)  # copy the parts at any M
     try:
         torch.cuda.set_per_process_memory_fraction((torch.cuda.memory_reserved() + (48 << 20)) / total)
         with pytest.raises(torch.OutOfMemoryError, match=r"splitlinear.linear: .*could not allocate 134217728 bytes on CUDA device 0"):
             op.linear(x, w)
     finally:
         torch.cuda.set_per_process_memory_fraction(1.0)
+        op.set_per_part_max_rows(previous)
     torch.cuda.synchronize()
     torch.testing.assert_close(op.linear(x, w).double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
 
@@ -264,6 +266,7 @@ _CPU_OOM_SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     x = torch.randn(128, 1024)
     w = [torch.randn(16384, 1024) for _ in range(2)]    # 2 x 64 MiB, not adjacent
+    op.set_per_part_max_rows(0)                          # copy the parts at any M
     op.linear(x[:, :8], [p[:4, :8] for p in w])        # compile the kernel first
     ref = F.linear(x.double(), torch.cat(w).double())
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -304,7 +307,36 @@ def test_per_part_threshold(op, device: str) -> None:
             after = op.runtime_counters()
             assert after[path] == before[path] + 1, (rows, before, after)
             torch.testing.assert_close(y.double(), _reference(x, w, b), rtol=1e-5, atol=1e-5)
-        with pytest.raises(RuntimeError, match=r"rows must be >= 0, got -1"):
+        with pytest.raises(RuntimeError, match=r"rows must be >= 0 or None, got -1"):
             op.set_per_part_max_rows(-1)
+        with pytest.raises(RuntimeError, match=r"rows must be >= 0, or -1 for the automatic choice, got -2"):
+            torch.ops.splitlinear.set_per_part_max_rows(-2)
     finally:
         assert op.set_per_part_max_rows(previous) == 1 << 40
+
+
+# (parts, M, path) under the automatic choice: on the CPU up to 64 rows; on
+# CUDA per part for a few large parts at any M, a copy for many small ones.
+AUTO_CASES = {
+    "cpu": [([(4, 8), (2, 8)], 64, "per_part_gemms"), ([(4, 8), (2, 8)], 65, "cats")],
+    "cuda": [([(1024, 1024), (1024, 1024)], 1, "per_part_gemms"),
+             ([(1024, 1024), (1024, 1024)], 4096, "per_part_gemms"),
+             ([(32, 256)] * 16, 1, "cats"), ([(32, 256)] * 16, 4096, "cats")],
+}
+
+
+def test_per_part_automatic_choice(op, device: str) -> None:
+    torch.manual_seed(0)
+    previous = op.set_per_part_max_rows(None)
+    try:
+        assert previous is None, "the default is the automatic choice"
+        for shapes, m, path in AUTO_CASES[device]:
+            w = [torch.randn(n, k, device=device) / k ** 0.5 for n, k in shapes]
+            x = torch.randn(m, shapes[0][1], device=device)
+            before = op.runtime_counters()
+            y = op.linear(x, w)
+            after = op.runtime_counters()
+            assert after[path] == before[path] + 1, (shapes, m, before, after)
+            torch.testing.assert_close(y.double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
+    finally:
+        op.set_per_part_max_rows(previous)
