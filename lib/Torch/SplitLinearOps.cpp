@@ -91,9 +91,10 @@ using ContextPtr = std::unique_ptr<slinrt_context, ContextDeleter>;
 
 #ifdef SPLITLINEAR_TORCH_CUDA
 /// Runtime buffers (the concat of non-adjacent parts) come from PyTorch's
-/// caching allocator. It throws on out-of-memory; an exception must not cross
-/// the runtime's C ABI and the JIT-compiled frames, so it becomes NULL, which
-/// the runtime reports as SLINRT_ERROR_OUT_OF_MEMORY (raised by checkContext
+/// caching allocator, which throws on out-of-memory. The runtime's entry
+/// points catch exceptions, but would record this one as
+/// SLINRT_ERROR_UNSUPPORTED; the allocator contract is NULL on failure, which
+/// the runtime records as SLINRT_ERROR_OUT_OF_MEMORY (raised by checkContext
 /// as torch.OutOfMemoryError).
 void *cachingAlloc(void *, size_t bytes, int, void *stream) noexcept {
   try {
