@@ -290,6 +290,9 @@ int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
 /// time (>= 0: that threshold; 0 turns the per-part path off), or -1, the
 /// default, for the automatic choice (autoPerPartMaxRows).
 constexpr int64_t kAutoPerPartMaxRows = -1;
+/// Thresholds of the automatic choice: per part at every M, and the CPU's.
+constexpr int64_t kPerPartEveryM = int64_t(1) << 62;
+constexpr int64_t kCPUPerPartMaxRows = 64;
 
 std::atomic<int64_t> &perPartMaxRows() {
   static std::atomic<int64_t> value{[] {
@@ -318,9 +321,8 @@ std::atomic<int64_t> &perPartMaxRows() {
 /// (threshold "every M") when it is the cheaper one, else never (0). On the
 /// CPU the old fixed threshold of 64 rows stays (not measured there).
 int64_t autoPerPartMaxRows(const at::Tensor &input, at::TensorList weight) {
-  constexpr int64_t kEveryM = int64_t(1) << 62;
   if (!input.is_cuda())
-    return 64;
+    return kCPUPerPartMaxRows;
   constexpr double kGemmLaunchUs = 9.5, kCopyLaunchUs = 4.6,
                    kCopyBytesPerUs = 1.6e6;
   double bytes = 0;
@@ -329,7 +331,7 @@ int64_t autoPerPartMaxRows(const at::Tensor &input, at::TensorList weight) {
   double parts = static_cast<double>(weight.size());
   double perPartUs = (parts - 1) * kGemmLaunchUs;
   double copyUs = parts * kCopyLaunchUs + 2 * bytes / kCopyBytesPerUs;
-  return perPartUs <= copyUs ? kEveryM : 0;
+  return perPartUs <= copyUs ? kPerPartEveryM : 0;
 }
 
 /// The per-part threshold for a call of `linear`.
@@ -598,9 +600,10 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
   if (rows != kAutoPerPartMaxRows)
     getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, rows});
   else if (target == 0)
-    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, 64});
+    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target,
+               kCPUPerPartMaxRows});
   else // the automatic choice depends on the parts' sizes: both variants
-    for (int64_t variant : {int64_t(1) << 62, int64_t(0)})
+    for (int64_t variant : {kPerPartEveryM, int64_t(0)})
       getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, variant});
   if (!training)
     return;
