@@ -87,9 +87,11 @@ typedef struct SlinKernelSpec {
   const int32_t *bias_dtypes;  /* num_parts entries, or NULL: all `dtype` */
   int32_t target;              /* 0 = cpu (BLAS), 1 = cuda (cuBLASLt) */
   int64_t alignment;           /* bytes a zero-copy view must be aligned to */
-  int64_t per_part_max_rows;   /* FPROP: non-adjacent parts and at most this
-                                  many input rows: one GEMM per part instead
-                                  of copying the weights (0: never) */
+  int64_t per_part_max_rows;   /* FPROP, DGRAD: non-adjacent parts and at
+                                  most this many input (dgrad: dy) rows: one
+                                  GEMM per part instead of copying the
+                                  weights (dgrad accumulates into dx); 0:
+                                  never */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public

@@ -108,15 +108,17 @@ template <typename T> void gemmNative(const GemmProblem &p) {
   if (p.N == 0)
     return;
   bool withBias = p.epilogue == SLINRT_EPILOGUE_BIAS;
+  bool accumulate = p.epilogue == SLINRT_EPILOGUE_ACCUMULATE;
   // The bias is pre-broadcast into D and added by BLAS with beta = 1: one pass
-  // over D and one rounding.
-  if (withBias || p.K == 0)
+  // over D and one rounding. ACCUMULATE adds to D as it is (an empty
+  // reduction leaves it unchanged).
+  if (!accumulate && (withBias || p.K == 0))
     fillRows(d, p.ldd, p.M, p.N,
              withBias ? reinterpret_cast<const T *>(p.bias) : nullptr);
   if (p.K == 0)
     return;
-  blasGemm(p.A, p.B, a, p.A.ld, b, p.B.ld, p.M, p.N, p.K, withBias ? 1 : 0, d,
-           p.ldd);
+  blasGemm(p.A, p.B, a, p.A.ld, b, p.B.ld, p.M, p.N, p.K,
+           withBias || accumulate ? 1 : 0, d, p.ldd);
 }
 
 /// Copies a stored matrix of T into a dense float matrix (ld = cols).
@@ -143,19 +145,24 @@ template <typename T> void gemmWidened(const GemmProblem &p) {
 
   std::vector<float> d(static_cast<size_t>(p.M * p.N), 0.0f);
   bool withBias = p.epilogue == SLINRT_EPILOGUE_BIAS;
+  bool accumulate = p.epilogue == SLINRT_EPILOGUE_ACCUMULATE;
+  T *out = reinterpret_cast<T *>(p.D);
   if (withBias) {
     const T *bias = reinterpret_cast<const T *>(p.bias);
     for (int64_t m = 0; m < p.M; ++m)
       for (int64_t n = 0; n < p.N; ++n)
         d[m * p.N + n] = toFloat(bias[n]);
+  } else if (accumulate) {
+    for (int64_t m = 0; m < p.M; ++m)
+      for (int64_t n = 0; n < p.N; ++n)
+        d[m * p.N + n] = toFloat(out[m * p.ldd + n]);
   }
   if (p.K > 0) {
     std::vector<float> b = widenToFloat<T>(p.B);
     blasGemm(p.A, p.B, a.data(), denseA.ld, b.data(),
              std::max<int64_t>(p.B.cols, 1), p.M, p.N, p.K,
-             withBias ? 1.0f : 0.0f, d.data(), p.N);
+             withBias || accumulate ? 1.0f : 0.0f, d.data(), p.N);
   }
-  T *out = reinterpret_cast<T *>(p.D);
   for (int64_t m = 0; m < p.M; ++m)
     for (int64_t n = 0; n < p.N; ++n)
       out[m * p.ldd + n] = convertElement<T>(d[m * p.N + n]);

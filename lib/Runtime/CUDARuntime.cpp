@@ -532,6 +532,7 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
   bool biasGrad = p.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
   bool withBias = p.epilogue == SLINRT_EPILOGUE_BIAS;
+  bool accumulate = p.epilogue == SLINRT_EPILOGUE_ACCUMULATE;
 
   // Row sums of op(A) by a kernel: element (m, k) of op(A) in storage.
   auto rowSums = [&] {
@@ -539,8 +540,11 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
                             p.A.opColStride(), p.M, p.K, p.bias, stream),
               "row-sum kernel launch");
   };
-  // Empty GEMMs: cuBLASLt does not take them; D gets zeros (plus bias).
+  // Empty GEMMs: cuBLASLt does not take them; D gets zeros (plus bias), or
+  // stays as it is for ACCUMULATE.
   if (p.N == 0 || p.K == 0) {
+    if (accumulate)
+      return;
     if (biasGrad)
       rowSums();
     checkCuda(launchBroadcastRows(dtype, p.D, p.ldd, p.M, p.N,
@@ -612,8 +616,8 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
 
   // Unfused bias: pre-broadcast it into D and accumulate with beta = 1, so the
   // result is rounded once, as in the fused epilogue.
-  bool betaOne = withBias && !useFused;
-  if (betaOne)
+  bool betaOne = (withBias && !useFused) || accumulate;
+  if (withBias && !useFused)
     checkCuda(launchBroadcastRows(dtype, p.D, p.ldd, p.M, p.N, p.bias, stream),
               "broadcast kernel launch");
   float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;

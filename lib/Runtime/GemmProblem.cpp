@@ -91,6 +91,8 @@ const char *epilogueName(int32_t epilogue) {
     return "BIAS";
   case SLINRT_EPILOGUE_BIAS_GRAD:
     return "BIAS_GRAD";
+  case SLINRT_EPILOGUE_ACCUMULATE:
+    return "ACCUMULATE";
   }
   return "?";
 }
@@ -110,9 +112,10 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
                : "D",
           " is a NULL descriptor");
   if (epilogue != SLINRT_EPILOGUE_NONE && epilogue != SLINRT_EPILOGUE_BIAS &&
-      epilogue != SLINRT_EPILOGUE_BIAS_GRAD)
+      epilogue != SLINRT_EPILOGUE_BIAS_GRAD &&
+      epilogue != SLINRT_EPILOGUE_ACCUMULATE)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown epilogue ", epilogue,
-          " (expected 0 = NONE, 1 = BIAS or 2 = BIAS_GRAD)");
+          " (expected 0 = NONE, 1 = BIAS, 2 = BIAS_GRAD or 3 = ACCUMULATE)");
 
   GemmProblem p;
   p.dtype = dtype;
@@ -143,7 +146,9 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
           "op(B) and D have different columns: ", shapes());
 
   int64_t biasLength = 0;
-  if (p.epilogue != SLINRT_EPILOGUE_NONE) {
+  bool needsBias = p.epilogue == SLINRT_EPILOGUE_BIAS ||
+                   p.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
+  if (needsBias) {
     bool fprop = p.epilogue == SLINRT_EPILOGUE_BIAS;
     biasLength = fprop ? p.N : p.M;
     if (!bias)
@@ -171,7 +176,7 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
   requireData(A->aligned, p.M * p.K, "A");
   requireData(B->aligned, p.K * p.N, "B");
   requireData(D->aligned, p.M * p.N, "D");
-  if (p.epilogue != SLINRT_EPILOGUE_NONE)
+  if (needsBias)
     requireData(bias->aligned, biasLength, "bias");
   return p;
 }

@@ -56,10 +56,16 @@ private:
 /// stays alive through its shared_ptr).
 std::shared_ptr<const Kernel> getKernel(const KernelKey &key);
 
+/// How the calls of one op combined the weight parts: in place (a view),
+/// copied (a cat), or one GEMM per part.
+struct PathCounters {
+  std::atomic<int64_t> views{0}, cats{0}, perPartGemms{0};
+};
+
 /// Counters of the op library (monotonic until reset).
 struct OpCounters {
-  std::atomic<int64_t> views{0}, cats{0}, perPartGemms{0}, compiles{0},
-      cacheHits{0}, evictions{0};
+  PathCounters fprop, dgrad;
+  std::atomic<int64_t> compiles{0}, cacheHits{0}, evictions{0};
 };
 OpCounters &counters();
 size_t cacheSize();

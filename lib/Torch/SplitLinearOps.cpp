@@ -16,7 +16,9 @@
 //   precompile(ScalarType dtype, Device device, int num_parts, bool bias,
 //              bool training) -> ()   (compile ahead of the first call)
 //   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
-//                                  cache_hits, evictions, cache_size)
+//                                  cache_hits, evictions, cache_size,
+//                                  dgrad_views, dgrad_cats,
+//                                  dgrad_per_part_gemms)
 //   reset_runtime_counters() -> ()
 //   set_per_part_max_rows(int rows) -> int   (previous value; -1: automatic;
 //                                             see perPartMaxRows)
@@ -244,8 +246,9 @@ struct Call {
     vectors.push_back(descriptor1d(v));
     order.push_back(1);
   }
+  /// `paths`: where to count the path the call took (none: not counted).
   void run(const KernelKey &key, slinrt_context *ctx, const char *op,
-           bool countPaths) {
+           splitlinear::PathCounters *paths) {
     std::shared_ptr<const splitlinear::Kernel> kernel = getKernel(key);
     std::vector<void *> pointers;
     pointers.reserve(order.size());
@@ -261,17 +264,17 @@ struct Call {
     slinrt_counters before = slinrt_context_counters(ctx);
     (*kernel)(args.data());
     checkContext(ctx, op);
-    if (!countPaths)
+    if (!paths)
       return;
     slinrt_counters after = slinrt_context_counters(ctx);
     // The weights decide the path: a bias copy alone (biases in separate
     // storages) is not a cat of the weights.
     if (after.copies_2d > before.copies_2d)
-      counters().cats.fetch_add(1, std::memory_order_relaxed);
+      paths->cats.fetch_add(1, std::memory_order_relaxed);
     else if (after.gemms - before.gemms > 1)
-      counters().perPartGemms.fetch_add(1, std::memory_order_relaxed);
+      paths->perPartGemms.fetch_add(1, std::memory_order_relaxed);
     else
-      counters().views.fetch_add(1, std::memory_order_relaxed);
+      paths->views.fetch_add(1, std::memory_order_relaxed);
   }
 };
 
@@ -392,7 +395,7 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
     for (const at::Tensor &b : *bias)
       call.vector(b);
   call.matrix(y);
-  call.run(key, contextFor(input.device(), op), op, /*countPaths=*/true);
+  call.run(key, contextFor(input.device(), op), op, &counters().fprop);
   return y.view(shape);
 }
 
@@ -421,15 +424,19 @@ at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight) {
     return at::zeros(shape, gradOutput.options());
   at::Tensor dx = at::empty({dy.size(0), k}, gradOutput.options());
   int32_t dtype = dtypeCode(gradOutput.scalar_type());
-  KernelKey key{SLIN_KERNEL_DGRAD, dtype,
-                std::vector<int32_t>(weight.size(), dtype), {}, false,
-                targetOf(gradOutput)};
+  KernelKey key{SLIN_KERNEL_DGRAD,
+                dtype,
+                std::vector<int32_t>(weight.size(), dtype),
+                {},
+                false,
+                targetOf(gradOutput),
+                perPartMaxRowsFor(gradOutput, weight)};
   Call call;
   call.matrix(dy);
   for (const at::Tensor &w : weight)
     call.matrix(gemmOperand(w));
   call.matrix(dx);
-  call.run(key, contextFor(gradOutput.device(), op), op, /*countPaths=*/false);
+  call.run(key, contextFor(gradOutput.device(), op), op, &counters().dgrad);
   return dx.view(shape);
 }
 
@@ -465,7 +472,7 @@ linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
   call.matrix(dw);
   if (bias)
     call.vector(db);
-  call.run(key, contextFor(gradOutput.device(), op), op, /*countPaths=*/false);
+  call.run(key, contextFor(gradOutput.device(), op), op, /*paths=*/nullptr);
   return {dw, db};
 }
 
@@ -596,18 +603,20 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
               " is not supported");
   int32_t target = device.is_cuda() ? 1 : 0;
   std::vector<int32_t> parts(numParts, code);
+  // The thresholds calls will use: the set one, or with the automatic
+  // choice the CPU's, or on CUDA both variants (it depends on the parts'
+  // sizes, unknown here).
   int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
-  if (rows != kAutoPerPartMaxRows)
-    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, rows});
-  else if (target == 0)
-    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target,
-               kCPUPerPartMaxRows});
-  else // the automatic choice depends on the parts' sizes: both variants
-    for (int64_t variant : {kPerPartEveryM, int64_t(0)})
-      getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, variant});
+  std::vector<int64_t> thresholds = {rows};
+  if (rows == kAutoPerPartMaxRows)
+    thresholds = target == 0 ? std::vector<int64_t>{kCPUPerPartMaxRows}
+                             : std::vector<int64_t>{kPerPartEveryM, 0};
+  for (int64_t threshold : thresholds)
+    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, threshold});
   if (!training)
     return;
-  getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target});
+  for (int64_t threshold : thresholds)
+    getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target, threshold});
   getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target});
   if (bias) // a run of parts without trainable biases
     getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target});
@@ -619,9 +628,16 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
 
 std::vector<int64_t> runtimeCounters() {
   auto &c = counters();
-  return {c.views.load(),     c.cats.load(),      c.perPartGemms.load(),
-          c.compiles.load(),  c.cacheHits.load(), c.evictions.load(),
-          static_cast<int64_t>(splitlinear::cacheSize())};
+  return {c.fprop.views.load(),
+          c.fprop.cats.load(),
+          c.fprop.perPartGemms.load(),
+          c.compiles.load(),
+          c.cacheHits.load(),
+          c.evictions.load(),
+          static_cast<int64_t>(splitlinear::cacheSize()),
+          c.dgrad.views.load(),
+          c.dgrad.cats.load(),
+          c.dgrad.perPartGemms.load()};
 }
 
 /// Sets the per-part row threshold (see perPartMaxRows; -1: automatic) for
@@ -636,9 +652,11 @@ int64_t setPerPartMaxRows(int64_t rows) {
 
 void resetRuntimeCounters() {
   auto &c = counters();
-  c.views = 0;
-  c.cats = 0;
-  c.perPartGemms = 0;
+  for (splitlinear::PathCounters *paths : {&c.fprop, &c.dgrad}) {
+    paths->views = 0;
+    paths->cats = 0;
+    paths->perPartGemms = 0;
+  }
   c.compiles = 0;
   c.cacheHits = 0;
   c.evictions = 0;

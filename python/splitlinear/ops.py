@@ -34,6 +34,9 @@ _COUNTER_KEYS = (
     "cache_hits",
     "evictions",
     "cache_size",
+    "dgrad_views",
+    "dgrad_cats",
+    "dgrad_per_part_gemms",
 )
 
 
@@ -74,7 +77,9 @@ def runtime_counters() -> dict[str, int]:
     """What the op library did so far: ``views`` (calls whose parts were used in
     place), ``cats`` (calls that copied parts), ``per_part_gemms`` (calls that ran
     one GEMM per part), ``compiles`` (kernels JIT-compiled), ``cache_hits``,
-    ``evictions`` and ``cache_size`` of the kernel cache."""
+    ``evictions`` and ``cache_size`` of the kernel cache, and ``dgrad_views``,
+    ``dgrad_cats``, ``dgrad_per_part_gemms``: the same paths for the input
+    gradient (dgrad) calls."""
     values = torch.ops.splitlinear.runtime_counters()
     return dict(zip(_COUNTER_KEYS, values))
 

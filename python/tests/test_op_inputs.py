@@ -340,3 +340,38 @@ def test_per_part_automatic_choice(op, device: str) -> None:
             torch.testing.assert_close(y.double(), _reference(x, w, None), rtol=1e-5, atol=1e-5)
     finally:
         op.set_per_part_max_rows(previous)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
+def test_dgrad_paths(op, device: str, dtype: torch.dtype) -> None:
+    """The input gradient over weight parts: a view when they are adjacent,
+    else one GEMM per part accumulating into dx (up to the per-part
+    threshold), else a copy; every path gives eager's dx (float64 reference)
+    and the same weight gradients."""
+    torch.manual_seed(0)
+    rows, k = (4, 3, 5), 8
+    buf = torch.randn(sum(rows), k, dtype=torch.float64)
+    cases = {
+        "dgrad_views": list(buf.to(device=device, dtype=dtype, copy=True).split(rows)),
+        "dgrad_per_part_gemms": [p.clone().to(device=device, dtype=dtype) for p in buf.split(rows)],
+        "dgrad_cats": [p.clone().to(device=device, dtype=dtype) for p in buf.split(rows)],
+    }
+    x64 = torch.randn(2, 3, k, dtype=torch.float64)  # M = 6 rows once flattened
+    g64 = torch.randn(2, 3, sum(rows), dtype=torch.float64)
+    ref_dx = (g64 @ buf).to(device)
+    ref_dw = torch.einsum("bmn,bmk->nk", g64, x64).to(device)
+    rtol, atol = {torch.float64: (1e-10, 1e-10), torch.float32: (1e-5, 1e-5), torch.bfloat16: (3e-2, 3e-2)}[dtype]
+    previous = op.set_per_part_max_rows(6)
+    try:
+        for path, parts in cases.items():
+            op.set_per_part_max_rows(5 if path == "dgrad_cats" else 6)
+            x = x64.to(device=device, dtype=dtype, copy=True).requires_grad_()
+            w = [p.detach().requires_grad_() for p in parts]
+            before = op.runtime_counters()
+            op.linear(x, w).backward(g64.to(device=device, dtype=dtype))
+            after = op.runtime_counters()
+            assert after[path] == before[path] + 1, (path, before, after)
+            torch.testing.assert_close(x.grad.double(), ref_dx, rtol=rtol, atol=atol * k ** 0.5)
+            torch.testing.assert_close(torch.cat([p.grad for p in w]).double(), ref_dw, rtol=rtol, atol=atol * 6 ** 0.5)
+    finally:
+        op.set_per_part_max_rows(previous)

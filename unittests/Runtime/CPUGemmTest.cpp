@@ -1,7 +1,7 @@
 //===- CPUGemmTest.cpp - CPU GEMM against a reference -----------*- C++ -*-===//
 //
 // Runs `_mlir_ciface_slinrt_cpu_gemm_<T>` on random data for every dtype,
-// transpose, epilogue and operand layout (row- and column-major, padded,
+// transpose, epilogue (ACCUMULATE onto random D) and operand layout (row- and column-major, padded,
 // offset views) and compares with a double-precision reference, with a
 // tolerance derived from the dtype's rounding and fp32/fp64 accumulation.
 // Also covers empty dimensions and size-1 dimensions with arbitrary strides.
@@ -71,10 +71,14 @@ void runAndCheck(slinrt_context *ctx, const GemmSetup &s, uint64_t seed) {
   B.fillRandom(rng);
   TestMatrix D = TestMatrix::rowMajor(s.dtype, s.M, s.N, 2, 3);
   D.fillBuffer(kSentinel);
-  // NaN in D proves beta = 0 never reads it.
-  for (int m = 0; m < s.M; ++m)
-    for (int n = 0; n < s.N; ++n)
-      D.set(m, n, s.epilogue == SLINRT_EPILOGUE_BIAS ? 0 : NAN);
+  // NaN in D proves beta = 0 never reads it; ACCUMULATE adds to random D.
+  bool accumulate = s.epilogue == SLINRT_EPILOGUE_ACCUMULATE;
+  if (accumulate)
+    D.fillRandom(rng);
+  else
+    for (int m = 0; m < s.M; ++m)
+      for (int n = 0; n < s.N; ++n)
+        D.set(m, n, s.epilogue == SLINRT_EPILOGUE_BIAS ? 0 : NAN);
   int biasLength = s.epilogue == SLINRT_EPILOGUE_BIAS ? s.N : s.M;
   TestVector bias(s.dtype, biasLength, 1, 1);
   bias.fillBuffer(kSentinel);
@@ -86,9 +90,17 @@ void runAndCheck(slinrt_context *ctx, const GemmSetup &s, uint64_t seed) {
 
   Reference ref =
       referenceGemm(A, B, s.transA, s.transB, s.M, s.N, s.K, s.epilogue, &bias);
+  if (accumulate)
+    for (int m = 0; m < s.M; ++m)
+      for (int n = 0; n < s.N; ++n) {
+        ref.d[size_t(m) * s.N + n] += D.get(m, n);
+        ref.dMagnitude[size_t(m) * s.N + n] += std::fabs(D.get(m, n));
+      }
+  bool withBias = s.epilogue == SLINRT_EPILOGUE_BIAS ||
+                  s.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
   cpuGemm(s.dtype)(ctx, A.ref(), B.ref(), D.ref(),
-                   s.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : bias.ref(),
-                   s.transA, s.transB, s.epilogue);
+                   withBias ? bias.ref() : nullptr, s.transA, s.transB,
+                   s.epilogue);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
 
   for (int m = 0; m < s.M; ++m)
@@ -132,7 +144,7 @@ TEST_P(CPUGemmTest, MatchesDoubleReference) {
 
 std::string paramName(const ::testing::TestParamInfo<GemmParam> &info) {
   auto [dtype, transA, transB, epilogue, colA, colB] = info.param;
-  const char *epilogues[] = {"None", "Bias", "BiasGrad"};
+  const char *epilogues[] = {"None", "Bias", "BiasGrad", "Accumulate"};
   return std::string(dtypeName(dtype)) + "_" + (transA ? "T" : "N") +
          (transB ? "T" : "N") + "_" + epilogues[epilogue] + "_A" +
          (colA ? "col" : "row") + "_B" + (colB ? "col" : "row");
@@ -144,7 +156,8 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(SLINRT_F32, SLINRT_F64, SLINRT_BF16, SLINRT_F16),
         ::testing::Bool(), ::testing::Bool(),
         ::testing::Values(int(SLINRT_EPILOGUE_NONE), int(SLINRT_EPILOGUE_BIAS),
-                          int(SLINRT_EPILOGUE_BIAS_GRAD)),
+                          int(SLINRT_EPILOGUE_BIAS_GRAD),
+                          int(SLINRT_EPILOGUE_ACCUMULATE)),
         ::testing::Bool(), ::testing::Bool()),
     paramName);
 
@@ -224,6 +237,19 @@ TEST_P(CPUGemmEdgeTest, EmptyKWritesZerosPlusBias) {
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   for (int m = 0; m < 3; ++m)
     EXPECT_EQ(grad.get(m), 0.0);
+
+  // An empty reduction adds nothing: ACCUMULATE leaves D as it is.
+  D.fillRandom(rng);
+  std::vector<double> before;
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 5; ++n)
+      before.push_back(D.get(m, n));
+  cpuGemm(dtype)(ctx, A.ref(), B.ref(), D.ref(), nullptr, 0, 0,
+                 SLINRT_EPILOGUE_ACCUMULATE);
+  ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 5; ++n)
+      EXPECT_EQ(D.get(m, n), before[size_t(m) * 5 + n]);
 }
 
 TEST_P(CPUGemmEdgeTest, SizeOneDimensionsTakeAnyStride) {

@@ -144,6 +144,13 @@ public:
     bias.fillBuffer(0);
     if (c.epilogue == SLINRT_EPILOGUE_BIAS)
       bias.fillRandom(rng);
+    // ACCUMULATE adds to D: both targets start from the same random D.
+    if (c.epilogue == SLINRT_EPILOGUE_ACCUMULATE) {
+      D.fillRandom(rng);
+      for (int m = 0; m < c.M; ++m)
+        for (int n = 0; n < c.N; ++n)
+          initialD.push_back(std::fabs(D.get(m, n)));
+    }
     dA = std::make_unique<DeviceMirror>(A);
     dB = std::make_unique<DeviceMirror>(B);
     dD = std::make_unique<DeviceMirror>(D);
@@ -156,8 +163,7 @@ public:
     ASSERT_NE(dB->base, nullptr);
     ASSERT_NE(dD->base, nullptr);
     ASSERT_NE(dBias->base, nullptr);
-    slinrt_memref1d *gpuBias =
-        c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : &dBias->desc1;
+    slinrt_memref1d *gpuBias = withBias() ? &dBias->desc1 : nullptr;
     slinrt_context_set_allow_tf32(gpu, tf32);
     cudaGemm(c.dtype)(gpu, &dA->desc2, &dB->desc2, &dD->desc2, gpuBias,
                       c.transA, c.transB, c.epilogue);
@@ -167,8 +173,7 @@ public:
   /// on the same inputs.
   void check(slinrt_context *cpu, bool tf32 = false) {
     SCOPED_TRACE(describeCase(c));
-    slinrt_memref1d *cpuBias =
-        c.epilogue == SLINRT_EPILOGUE_NONE ? nullptr : bias.ref();
+    slinrt_memref1d *cpuBias = withBias() ? bias.ref() : nullptr;
     Reference ref = referenceGemm(A, B, c.transA, c.transB, c.M, c.N, c.K,
                                   c.epilogue, &bias);
     cpuGemm(c.dtype)(cpu, A.ref(), B.ref(), D.ref(), cpuBias, c.transA,
@@ -193,7 +198,8 @@ public:
     for (int m = 0; m < c.M; ++m)
       for (int n = 0; n < c.N; ++n)
         compare(gotD.get(m, n), D.get(m, n),
-                ref.dMagnitude[size_t(m) * c.N + n],
+                ref.dMagnitude[size_t(m) * c.N + n] +
+                    (initialD.empty() ? 0.0 : initialD[size_t(m) * c.N + n]),
                 "D[" + std::to_string(m) + ", " + std::to_string(n) + "]");
     if (c.epilogue == SLINRT_EPILOGUE_BIAS_GRAD)
       for (int m = 0; m < c.M; ++m)
@@ -213,12 +219,17 @@ private:
   int biasLength() const {
     return c.epilogue == SLINRT_EPILOGUE_BIAS ? c.N : c.M;
   }
+  bool withBias() const {
+    return c.epilogue == SLINRT_EPILOGUE_BIAS ||
+           c.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
+  }
 
   GpuCase c;
   int off;
   TestMatrix A, B, D;
   TestVector bias;
   std::unique_ptr<DeviceMirror> dA, dB, dD, dBias;
+  std::vector<double> initialD; ///< |D| before an ACCUMULATE GEMM
 };
 
 /// Runs one case on both targets and compares D and the bias.
@@ -239,7 +250,7 @@ TEST_F(CUDARuntimeTest, GemmMatchesCPU) {
   const int layouts[][2] = {{0, 0}, {1, 0}, {0, 1}};
   for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16, SLINRT_F16, SLINRT_F64})
     for (int trans = 0; trans < 4; ++trans)
-      for (int epilogue = 0; epilogue < 3; ++epilogue)
+      for (int epilogue = 0; epilogue <= SLINRT_EPILOGUE_ACCUMULATE; ++epilogue)
         for (const auto &layout : layouts)
           for (bool misaligned : {false, true}) {
             GpuCase c{dtype,
@@ -263,7 +274,7 @@ TEST_F(CUDARuntimeTest, GemmMatchesCPU) {
 TEST_F(CUDARuntimeTest, OddSizesAndTF32) {
   uint64_t seed = 900;
   for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16, SLINRT_F16})
-    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+    for (int epilogue = 0; epilogue <= SLINRT_EPILOGUE_ACCUMULATE; ++epilogue) {
       compareGemm(
           gpu, cpu, stream,
           GpuCase{dtype, 33, 17, 65, false, true, epilogue, false, false, true},
@@ -301,7 +312,7 @@ TEST_F(CUDARuntimeTest, LinearLayersFuseTheirEpilogues) {
 TEST_F(CUDARuntimeTest, EmptyDimensions) {
   uint64_t seed = 1100;
   for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16})
-    for (int epilogue = 0; epilogue < 3; ++epilogue) {
+    for (int epilogue = 0; epilogue <= SLINRT_EPILOGUE_ACCUMULATE; ++epilogue) {
       compareGemm(
           gpu, cpu, stream,
           GpuCase{dtype, 5, 4, 0, false, false, epilogue, false, false, false},

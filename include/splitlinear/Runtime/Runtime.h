@@ -57,6 +57,9 @@ typedef enum slinrt_epilogue {
   /// D = op(A) op(B) and bias[m] = sum_k op(A)[m, k] (wgrad with the bias
   /// gradient; op(A) = dy^T so the row sums of op(A) are the bias gradient).
   SLINRT_EPILOGUE_BIAS_GRAD = 2,
+  /// D = op(A) op(B) + D (beta = 1, no bias): sums of per-part products, as
+  /// in dgrad over weight parts that are not adjacent.
+  SLINRT_EPILOGUE_ACCUMULATE = 3,
 } slinrt_epilogue;
 
 /// Status codes, recorded in the context by the first failing call.

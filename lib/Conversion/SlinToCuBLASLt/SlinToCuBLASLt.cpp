@@ -244,7 +244,7 @@ struct ArithBuilder {
 
 /// `slin.gemm` → `slinrt_<target>_gemm_<dtype>(ctx, A, B, D, bias, transA,
 /// transB, epilogue)`. Without a bias operand an empty `memref<0xT>` stands
-/// in (the runtime ignores it for the `none` epilogue).
+/// in (the runtime ignores it for the `none` and `accumulate` epilogues).
 struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
   GemmToRuntimeCall(MLIRContext *ctx, StringRef target)
       : OpConversionPattern(ctx), target(target.str()) {}

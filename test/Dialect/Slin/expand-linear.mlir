@@ -62,3 +62,43 @@ func.func @dgrad_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4
   slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
   return
 }
+
+// -----
+
+// dgrad over parts kept for per-part GEMMs: dx = dy[:, 0:8] · A, then
+// dx += dy[:, 8:8+N] · C (accumulate); a statically empty part is skipped.
+// CHECK-LABEL: func @dgrad_per_part
+// CHECK-SAME: (%[[DY:[^:]*]]: memref<4x?xf32>, %[[A:[^:]*]]: memref<8x16xf32>, %[[E:[^:]*]]: memref<0x16xf32>, %[[C:[^:]*]]: memref<?x16xf32>, %[[DX:[^:]*]]: memref<4x16xf32>)
+// CHECK: %[[B0:.*]] = memref.subview %[[DY]][0, 0] [%{{.*}}, 8] [1, 1]
+// CHECK: slin.gemm ins(%[[B0]], %[[A]] : {{.*}}) outs(%[[DX]] : memref<4x16xf32>){{$}}
+// CHECK: %[[N:.*]] = memref.dim %[[C]], %{{.*}}
+// CHECK: %[[B1:.*]] = memref.subview %[[DY]][0, 8] [%{{.*}}, %[[N]]] [1, 1]
+// CHECK: slin.gemm ins(%[[B1]], %[[C]] : {{.*}}) outs(%[[DX]] : memref<4x16xf32>) {epilogue = #slin.epilogue<accumulate>}
+// CHECK-NOT: slin.gemm
+func.func @dgrad_per_part(%dy: memref<4x?xf32>, %a: memref<8x16xf32>, %e: memref<0x16xf32>, %c: memref<?x16xf32>, %dx: memref<4x16xf32>) {
+  slin.linear_dgrad ins(%dy : memref<4x?xf32>) weights(%a, %e, %c : memref<8x16xf32>, memref<0x16xf32>, memref<?x16xf32>) outs(%dx : memref<4x16xf32>) {slin.per_part}
+  return
+}
+
+// -----
+
+// dgrad per part into a dx without elements: nothing to compute.
+// CHECK-LABEL: func @dgrad_per_part_empty_dx
+// CHECK-NOT: slin.gemm
+// CHECK-NOT: slin.linear_dgrad
+func.func @dgrad_per_part_empty_dx(%dy: memref<0x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<0x16xf32>) {
+  slin.linear_dgrad ins(%dy : memref<0x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<0x16xf32>) {slin.per_part}
+  return
+}
+
+// -----
+
+// Unmarked, several dgrad parts are copied into one buffer first.
+// CHECK-LABEL: func @dgrad_unmarked_parts
+// CHECK: slin.concat
+// CHECK: slin.gemm
+// CHECK-NOT: accumulate
+func.func @dgrad_unmarked_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<4x16xf32>) {
+  slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
+  return
+}

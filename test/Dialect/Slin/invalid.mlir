@@ -168,6 +168,14 @@ func.func @gemm_bias_without_epilogue(%a: memref<4x16xf32>, %b: memref<8x16xf32>
 
 // -----
 
+func.func @gemm_bias_with_accumulate(%a: memref<4x16xf32>, %b: memref<16x8xf32>, %bias: memref<8xf32>, %d: memref<4x8xf32>) {
+  // expected-error @+1 {{'slin.gemm' op a bias operand needs the 'bias' or 'bias_grad' epilogue, got 'accumulate'}}
+  slin.gemm ins(%a, %b : memref<4x16xf32>, memref<16x8xf32>) bias(%bias : memref<8xf32>) outs(%d : memref<4x8xf32>) {epilogue = #slin.epilogue<accumulate>}
+  return
+}
+
+// -----
+
 func.func @gemm_epilogue_without_bias(%a: memref<4x16xf32>, %b: memref<8x16xf32>, %d: memref<4x8xf32>) {
   // expected-error @+1 {{'slin.gemm' op epilogue 'bias' needs a bias operand}}
   slin.gemm ins(%a, %b : memref<4x16xf32>, memref<8x16xf32>) outs(%d : memref<4x8xf32>) {transpose_b, epilogue = #slin.epilogue<bias>}

@@ -37,6 +37,7 @@ func.func @dgrad(%dy: memref<4x12xf16>, %a: memref<8x16xf16>, %b: memref<4x16xf1
 // CHECK-LABEL: func @gemm_epilogues
 // CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x16xf32>, memref<12x16xf32>) bias(%{{.*}} : memref<12xf32>) outs(%{{.*}} : memref<4x12xf32>) {epilogue = #slin.epilogue<bias>, transpose_b}
 // CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf32>, memref<4x16xf32>) bias(%{{.*}} : memref<12xf32>) outs(%{{.*}} : memref<12x16xf32>) {epilogue = #slin.epilogue<bias_grad>, transpose_a}
+// CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf32>, memref<12x16xf32>) outs(%{{.*}} : memref<4x16xf32>) {epilogue = #slin.epilogue<accumulate>}
 // CHECK: slin.gemm ins(%{{.*}}, %{{.*}} : memref<4x12xf32>, memref<12x16xf32>) outs(%{{.*}} : memref<4x16xf32>)
 // CHECK-NOT: epilogue
 func.func @gemm_epilogues(%x: memref<4x16xf32>, %w: memref<12x16xf32>, %b: memref<12xf32>, %y: memref<4x12xf32>,
@@ -45,6 +46,8 @@ func.func @gemm_epilogues(%x: memref<4x16xf32>, %w: memref<12x16xf32>, %b: memre
       {transpose_b, epilogue = #slin.epilogue<bias>}
   slin.gemm ins(%dy, %x : memref<4x12xf32>, memref<4x16xf32>) bias(%db : memref<12xf32>) outs(%dw : memref<12x16xf32>)
       {transpose_a, epilogue = #slin.epilogue<bias_grad>}
+  slin.gemm ins(%dy, %w : memref<4x12xf32>, memref<12x16xf32>) outs(%dx : memref<4x16xf32>)
+      {epilogue = #slin.epilogue<accumulate>}
   slin.gemm ins(%dy, %w : memref<4x12xf32>, memref<12x16xf32>) outs(%dx : memref<4x16xf32>)
   return
 }

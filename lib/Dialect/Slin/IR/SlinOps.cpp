@@ -216,10 +216,11 @@ LogicalResult GemmOp::verify() {
                          << " columns, expected " << n
                          << " (the columns of op(B))";
   Epilogue epilogue = getEpilogue();
-  if (epilogue == Epilogue::none) {
+  if (epilogue == Epilogue::none || epilogue == Epilogue::accumulate) {
     if (getBias())
-      return emitOpError(
-          "a bias operand needs the 'bias' or 'bias_grad' epilogue");
+      return emitOpError() << "a bias operand needs the 'bias' or 'bias_grad' "
+                              "epilogue, got '"
+                           << stringifyEpilogue(epilogue) << "'";
     return success();
   }
   if (!getBias())

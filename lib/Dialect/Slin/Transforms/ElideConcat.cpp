@@ -185,6 +185,72 @@ SmallVector<Value> select(ValueRange values, ArrayRef<unsigned> indices) {
   return llvm::map_to_vector(indices, [&](unsigned i) { return values[i]; });
 }
 
+/// The per-part fallback of a slin.linear / slin.linear_dgrad whose weights
+/// are not proven adjacent (`slin-elide-concat{per-part-max-rows=R}`), built
+/// at the rewriter's insertion point:
+///
+///   if (is_adjacent(weights))       fused(view of the weights)   [unknown only]
+///   else if (dim(rows, 0) <= R)     perPart()                    [op kept, marked]
+///   else                            fused(copy); dealloc copy
+///
+/// Fails, building nothing, when the weights are proven adjacent.
+LogicalResult emitPerPartFallback(
+    PatternRewriter &rewriter, Operation *op, ValueRange weights,
+    Type elementType, Value rows, int64_t alignment, int64_t perPartMaxRows,
+    const ElideStats &stats, function_ref<void(Location)> perPart,
+    function_ref<void(Location, Value)> fused) {
+  std::string reason;
+  Adjacency adjacency =
+      classifyAdjacency(weights, elementType, alignment, &reason);
+  if (adjacency == Adjacency::Proven)
+    return failure();
+  ++*stats.perPart;
+  if (stats.remarks)
+    op->emitRemark() << "weight parts: "
+                     << (adjacency == Adjacency::Unknown ? "run-time check, "
+                                                         : "")
+                     << "per-part GEMMs for inputs of at most "
+                     << perPartMaxRows << " rows, else copy (" << reason << ")";
+  Location loc = op->getLoc();
+  auto copyOrPerPart = [&](Location l) {
+    Value m = memref::DimOp::create(rewriter, l, rows, 0);
+    Value limit = arith::ConstantIndexOp::create(rewriter, l, perPartMaxRows);
+    Value small = arith::CmpIOp::create(rewriter, l, arith::CmpIPredicate::ule,
+                                        m, limit);
+    scf::IfOp::create(
+        rewriter, l, small,
+        [&](OpBuilder &, Location l2) {
+          perPart(l2);
+          scf::YieldOp::create(rewriter, l2);
+        },
+        [&](OpBuilder &, Location l2) {
+          Value copy =
+              buildCopy(rewriter, l2, weights, viewType(weights, elementType));
+          fused(l2, copy);
+          markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
+          scf::YieldOp::create(rewriter, l2);
+        });
+  };
+  if (adjacency == Adjacency::Disproven) {
+    copyOrPerPart(loc);
+    return success();
+  }
+  Value ok = IsAdjacentOp::create(rewriter, loc, rewriter.getI1Type(), weights,
+                                  rewriter.getI64IntegerAttr(alignment));
+  scf::IfOp::create(
+      rewriter, loc, ok,
+      [&](OpBuilder &, Location l) {
+        fused(l, ViewConcatOp::create(rewriter, l,
+                                      viewType(weights, elementType), weights));
+        scf::YieldOp::create(rewriter, l);
+      },
+      [&](OpBuilder &, Location l) {
+        copyOrPerPart(l);
+        scf::YieldOp::create(rewriter, l);
+      });
+  return success();
+}
+
 /// Replaces the weight (and bias) parts of a slin.linear by one buffer each.
 struct ElideLinearConcat : OpRewritePattern<LinearOp> {
   ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats,
@@ -235,73 +301,29 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
   LogicalResult rewriteWithPerPartFallback(LinearOp op, ValueRange weights,
                                            ValueRange biases, Type elementType,
                                            PatternRewriter &rewriter) const {
-    std::string reason;
-    Adjacency adjacency =
-        classifyAdjacency(weights, elementType, alignment, &reason);
-    if (adjacency == Adjacency::Proven)
-      return failure();
-    ++*stats.perPart;
-    if (stats.remarks)
-      op->emitRemark() << "weight parts: "
-                       << (adjacency == Adjacency::Unknown ? "run-time check, "
-                                                           : "")
-                       << "per-part GEMMs for inputs of at most "
-                       << perPartMaxRows << " rows, else copy (" << reason
-                       << ")";
     Location loc = op.getLoc();
     // The fused op on a combined weight, with the bias combined separately.
-    auto fusedLinear = [&](Value weight) {
+    auto fusedLinear = [&](Location l, Value weight) {
       Combined bias{biases.empty() ? Value() : biases.front()};
       if (biases.size() > 1)
         bias = combineParts(rewriter, op, "bias", biases, elementType,
                             alignment, stats);
       auto newOp = LinearOp::create(
-          rewriter, loc, op.getInput(), ValueRange{weight},
+          rewriter, l, op.getInput(), ValueRange{weight},
           bias.buffer ? ValueRange{bias.buffer} : ValueRange{}, op.getOutput());
       newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      releaseCombined(rewriter, loc, bias);
+      releaseCombined(rewriter, l, bias);
     };
-    // Per-part GEMMs for small inputs, else the copy; at the insertion point.
-    auto copyOrPerPart = [&](Location l) {
-      Value rows = memref::DimOp::create(rewriter, l, op.getInput(), 0);
-      Value limit = arith::ConstantIndexOp::create(rewriter, l, perPartMaxRows);
-      Value small = arith::CmpIOp::create(rewriter, l, arith::CmpIPredicate::ule,
-                                          rows, limit);
-      scf::IfOp::create(
-          rewriter, l, small,
-          [&](OpBuilder &, Location l2) {
-            auto perPart = LinearOp::create(rewriter, l2, op.getInput(),
-                                            weights, biases, op.getOutput());
-            perPart->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-            perPart->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
-            scf::YieldOp::create(rewriter, l2);
-          },
-          [&](OpBuilder &, Location l2) {
-            Value copy =
-                buildCopy(rewriter, l2, weights, viewType(weights, elementType));
-            fusedLinear(copy);
-            markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
-            scf::YieldOp::create(rewriter, l2);
-          });
+    auto perPart = [&](Location l) {
+      auto newOp = LinearOp::create(rewriter, l, op.getInput(), weights, biases,
+                                    op.getOutput());
+      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      newOp->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
     };
-    if (adjacency == Adjacency::Disproven) {
-      copyOrPerPart(loc);
-    } else {
-      Value ok = IsAdjacentOp::create(rewriter, loc, rewriter.getI1Type(),
-                                      weights,
-                                      rewriter.getI64IntegerAttr(alignment));
-      scf::IfOp::create(
-          rewriter, loc, ok,
-          [&](OpBuilder &, Location l) {
-            fusedLinear(ViewConcatOp::create(
-                rewriter, l, viewType(weights, elementType), weights));
-            scf::YieldOp::create(rewriter, l);
-          },
-          [&](OpBuilder &, Location l) {
-            copyOrPerPart(l);
-            scf::YieldOp::create(rewriter, l);
-          });
-    }
+    if (failed(emitPerPartFallback(rewriter, op, weights, elementType,
+                                   op.getInput(), alignment, perPartMaxRows,
+                                   stats, perPart, fusedLinear)))
+      return failure();
     rewriter.eraseOp(op);
     return success();
   }
@@ -312,28 +334,52 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
 };
 
 /// Replaces the weight parts of a slin.linear_dgrad by one buffer, exactly as
-/// for the forward op (dgrad reads the same weights).
+/// for the forward op (dgrad reads the same weights); with per-part-max-rows,
+/// weights not proven adjacent get the same per-part fallback (one GEMM per
+/// part, accumulating into dx, for at most that many rows of dy).
 struct ElideDgradConcat : OpRewritePattern<LinearDgradOp> {
-  ElideDgradConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
+  ElideDgradConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats,
+                   int64_t perPartMaxRows)
+      : OpRewritePattern(ctx), alignment(alignment), stats(stats),
+        perPartMaxRows(perPartMaxRows) {}
 
   LogicalResult matchAndRewrite(LinearDgradOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getWeights().size() < 2)
       return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
+    if (op->hasAttr(kPerPartAttrName))
+      return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
     Location loc = op.getLoc();
     SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
     noteDropped(op, op.getWeights().size() - kept.size(), stats);
     SmallVector<Value> weights = select(op.getWeights(), kept);
     Type elementType = op.getGradOutput().getType().getElementType();
+    auto fusedDgrad = [&](Location l, Value weight) {
+      auto newOp = LinearDgradOp::create(rewriter, l, op.getGradOutput(),
+                                         ValueRange{weight}, op.getGradInput());
+      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    };
+    auto perPart = [&](Location l) {
+      // Statically empty parts have no columns in dy: dropping them leaves
+      // the column blocks of the others where they are.
+      auto newOp = LinearDgradOp::create(rewriter, l, op.getGradOutput(),
+                                         weights, op.getGradInput());
+      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      newOp->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
+    };
+    if (perPartMaxRows > 0 && weights.size() > 1 &&
+        succeeded(emitPerPartFallback(rewriter, op, weights, elementType,
+                                      op.getGradOutput(), alignment,
+                                      perPartMaxRows, stats, perPart,
+                                      fusedDgrad))) {
+      rewriter.eraseOp(op);
+      return success();
+    }
     Combined weight{weights.front()};
     if (weights.size() > 1)
       weight = combineParts(rewriter, op, "weight", weights, elementType,
                             alignment, stats);
-    auto newOp = LinearDgradOp::create(rewriter, loc, op.getGradOutput(),
-                                       ValueRange{weight.buffer},
-                                       op.getGradInput());
-    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    fusedDgrad(loc, weight.buffer);
     releaseCombined(rewriter, loc, weight);
     rewriter.eraseOp(op);
     return success();
@@ -341,6 +387,7 @@ struct ElideDgradConcat : OpRewritePattern<LinearDgradOp> {
 
   int64_t alignment;
   ElideStats stats;
+  int64_t perPartMaxRows = 0;
 };
 
 struct SlinElideConcatPass
@@ -359,7 +406,8 @@ struct SlinElideConcatPass
     RewritePatternSet patterns(&getContext());
     patterns.add<ElideLinearConcat>(&getContext(), alignment, stats,
                                     perPartMaxRows);
-    patterns.add<ElideDgradConcat>(&getContext(), alignment, stats);
+    patterns.add<ElideDgradConcat>(&getContext(), alignment, stats,
+                                   perPartMaxRows);
     // Each op is rewritten once into a one-part op; nothing to fold further.
     GreedyRewriteConfig config;
     config.enableFolding(false);

@@ -2,8 +2,9 @@
 //
 // Implements `slin-expand-linear`: fprop and dgrad become GEMMs. One weight
 // part: one GEMM (bias fused as the epilogue). Several parts: one GEMM per
-// part into a column block of the output (fprop), or a concat + one GEMM
-// (dgrad, whose per-part products would have to be summed).
+// part into a column block of the output (fprop); for dgrad, whose per-part
+// products are summed, accumulating GEMMs when the op is marked
+// `slin.per_part`, else a concat + one GEMM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,8 +151,10 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
   ExpandStats stats;
 };
 
-/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts are first copied
-/// into one buffer: per-part GEMMs would each produce a full-size partial dx.
+/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts marked
+/// `slin.per_part` become one GEMM per part, dx = Σ_i dy[:, block_i] · W_i,
+/// the first writing dx and the others accumulating into it (beta = 1);
+/// unmarked, they are first copied into one buffer.
 struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
   ExpandLinearDgrad(MLIRContext *ctx, ExpandStats stats)
       : OpRewritePattern(ctx), stats(stats) {}
@@ -161,6 +164,44 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
     Location loc = op.getLoc();
     Type elementType = op.getGradOutput().getType().getElementType();
     SmallVector<Value> owned;
+    if (op.getWeights().size() > 1 && op->hasAttr(kPerPartAttrName) &&
+        llvm::any_of(op.getWeights(), [](Value w) {
+          return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
+        })) {
+      // dx without elements needs no GEMM, and a static subview offset into
+      // an empty dimension of dy would not verify.
+      if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
+          op.getGradOutput().getType().getDimSize(0) == 0) {
+        rewriter.eraseOp(op);
+        return success();
+      }
+      Value dy = op.getGradOutput();
+      Value rows = memref::DimOp::create(rewriter, loc, dy, 0);
+      OpFoldResult offset = rewriter.getIndexAttr(0);
+      OpFoldResult one = rewriter.getIndexAttr(1);
+      unsigned gemms = 0;
+      for (Value weight : op.getWeights()) {
+        // A statically empty part has no columns in dy (and its block would
+        // start past the end of dy).
+        if (cast<MemRefType>(weight.getType()).getDimSize(0) == 0)
+          continue;
+        OpFoldResult n = sizeOf(rewriter, loc, weight, 0);
+        Value block = memref::SubViewOp::create(
+            rewriter, loc, dy, {rewriter.getIndexAttr(0), offset},
+            {OpFoldResult(rows), n}, {one, one});
+        weight = inElementType(rewriter, loc, weight, elementType, owned);
+        auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
+                                op.getGradInput());
+        if (gemms > 0)
+          g.setEpilogue(Epilogue::accumulate);
+        offset = ExpandLinear::addOfr(rewriter, loc, offset, n);
+        ++gemms;
+      }
+      bump(stats.perPart, gemms);
+      freeAll(rewriter, loc, owned);
+      rewriter.eraseOp(op);
+      return success();
+    }
     Value weight;
     if (op.getWeights().size() == 1) {
       weight = inElementType(rewriter, loc, op.getWeights().front(),

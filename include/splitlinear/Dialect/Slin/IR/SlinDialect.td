@@ -43,7 +43,8 @@ def Slin_Dialect : Dialect {
 def Slin_Epilogue : I32EnumAttr<"Epilogue", "GEMM epilogue", [
     I32EnumAttrCase<"none", 0>,
     I32EnumAttrCase<"bias", 1>,
-    I32EnumAttrCase<"bias_grad", 2>
+    I32EnumAttrCase<"bias_grad", 2>,
+    I32EnumAttrCase<"accumulate", 3>
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::slin";
@@ -55,7 +56,9 @@ def Slin_EpilogueAttr : EnumAttr<Slin_Dialect, Slin_Epilogue, "epilogue"> {
     `none`: `D = op(A)·op(B)`. `bias`: `D = op(A)·op(B) + bias` with `bias[N]`
     broadcast over the rows of D (fprop, cuBLASLt `EPILOGUE_BIAS`).
     `bias_grad`: `D = op(A)·op(B)` and `bias[m] = Σ_k op(A)[m, k]` (wgrad with
-    the fused bias gradient, cuBLASLt `EPILOGUE_BGRAD*`).
+    the fused bias gradient, cuBLASLt `EPILOGUE_BGRAD*`). `accumulate`:
+    `D = op(A)·op(B) + D`, no bias (a GEMM with beta = 1: dgrad summing the
+    products of weight parts that are not adjacent).
   }];
   let assemblyFormat = "`<` $value `>`";
 }

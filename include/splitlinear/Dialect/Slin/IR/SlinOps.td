@@ -108,11 +108,14 @@ def Slin_GemmOp : Slin_Op<"gemm"> {
     three share one element type; accumulation is in fp32 (fp64 for f64).
     The `epilogue` (default `none`) adds `bias[N]` to every row (`bias`, fprop)
     or writes the row sums of `op(a)` into `bias[M]` (`bias_grad`: in wgrad
-    `op(a) = dyᵀ`, so these are the bias gradient). The op lowers to one
-    library call (cuBLASLt `cublasLtMatmul` or CPU BLAS).
+    `op(a) = dyᵀ`, so these are the bias gradient), or adds the product to
+    `d` (`accumulate`, beta = 1: dgrad over weight parts that are not
+    adjacent, one GEMM per part). The op lowers to one library call (cuBLASLt
+    `cublasLtMatmul` or CPU BLAS).
 
     Linear layers map as: fprop `y = x · Wᵀ` (`transpose_b`), dgrad
-    `dx = dy · W`, wgrad `dW = dyᵀ · x` (`transpose_a`).
+    `dx = dy · W` (or `dx = Σ_i dy[:, block_i] · W_i`), wgrad `dW = dyᵀ · x`
+    (`transpose_a`).
 
     ```mlir
     slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
@@ -125,7 +128,8 @@ def Slin_GemmOp : Slin_Op<"gemm"> {
     Arg<Slin_Matrix, "operand B", [MemRead]>:$b,
     Arg<Optional<Slin_Vector>, "bias (read) or bias gradient (written)",
         [MemRead, MemWrite]>:$bias,
-    Arg<Slin_Matrix, "the result D", [MemWrite]>:$d,
+    Arg<Slin_Matrix, "the result D (also read by `accumulate`)",
+        [MemRead, MemWrite]>:$d,
     UnitAttr:$transpose_a,
     UnitAttr:$transpose_b,
     DefaultValuedAttr<Slin_EpilogueAttr, "::mlir::slin::Epilogue::none">:$epilogue

@@ -28,10 +28,11 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
     Statically empty parts are dropped first (their layout need not describe
     anything); an op left with one part is used as is.
 
-    With `per-part-max-rows=R`, a `slin.linear` whose weight parts are not
-    proven adjacent gets a second fallback: when the input has at most R rows,
-    the op keeps its parts (marked `slin.per_part`) and `slin-expand-linear`
-    runs one GEMM per part, avoiding the copy of the weights.
+    With `per-part-max-rows=R`, a `slin.linear` or `slin.linear_dgrad` whose
+    weight parts are not proven adjacent gets a second fallback: when the
+    input (dgrad: `dy`) has at most R rows, the op keeps its parts (marked
+    `slin.per_part`) and `slin-expand-linear` runs one GEMM per part, avoiding
+    the copy of the weights.
 
     Before:
     ```mlir
@@ -76,10 +77,14 @@ def SlinExpandLinear : Pass<"slin-expand-linear"> {
   let description = [{
     Rewrites a one-part `slin.linear` into `slin.gemm {transpose_b}` with the
     `bias` epilogue when it has a bias (fprop), and a one-part
-    `slin.linear_dgrad` into `slin.gemm` (dgrad, `dx = dy · W`). An op that
-    still has several parts (run `slin-elide-concat` first, or keep the parts
-    on purpose) becomes one GEMM per part writing a column block of the
-    output: the "N GEMMs" strategy, which needs no copy of the weights.
+    `slin.linear_dgrad` into `slin.gemm` (dgrad, `dx = dy · W`). A
+    `slin.linear` that still has several parts (run `slin-elide-concat`
+    first, or keep the parts on purpose) becomes one GEMM per part writing a
+    column block of the output: the "N GEMMs" strategy, which needs no copy
+    of the weights. A `slin.linear_dgrad` with several parts becomes one GEMM
+    per part reading a column block of `dy`, the first writing `dx`, the
+    others adding to it (`accumulate` epilogue, beta = 1) when it is marked
+    `slin.per_part`, else a copy of the parts and one GEMM.
 
     ```mlir
     slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
