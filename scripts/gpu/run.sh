@@ -40,6 +40,16 @@ echo "== op vs PyTorch"
 python3 bench/gpu_check.py --json "$OUT/gpu-check.json" 2>&1
 fi
 
+if [ "${RUN_PYTEST:-1}" = 1 ]; then
+  # The whole suite: every device-parametrized test runs on cpu and cuda
+  # (PYTEST_ARGS="-k cuda" for the CUDA half only).
+  echo "== pytest (cpu + cuda)"
+  SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
+    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} python/tests \
+    --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1; echo "exit $?"
+  grep -E "FAILED|ERROR|SKIPPED" "$OUT/pytest.txt" | head -40; tail -3 "$OUT/pytest.txt"
+fi
+
 if [ "${RUN_BENCH:-1}" = 1 ]; then
   echo "== benchmark"
   timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
@@ -56,15 +66,6 @@ if [ "${RUN_PROFILE:-1}" = 1 ]; then
   grep -E "^====|Self CUDA time total|gemm|Kernel|kernel|cutlass|sm90" "$OUT/profile.txt" | head -60
 fi
 
-if [ "${RUN_PYTEST:-1}" = 1 ]; then
-  # The whole suite: every device-parametrized test runs on cpu and cuda
-  # (PYTEST_ARGS="-k cuda" for the CUDA half only).
-  echo "== pytest (cpu + cuda)"
-  SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
-    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} python/tests \
-    --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1; echo "exit $?"
-  grep -E "FAILED|ERROR|SKIPPED" "$OUT/pytest.txt" | head -40; tail -3 "$OUT/pytest.txt"
-fi
 
 if [ "${RUN_DEMO:-1}" = 1 ]; then
   echo "== real models (transformers), large config, bf16"
