@@ -109,10 +109,11 @@ echo "lit: $(( lit_done - built )) s"
 
 echo "== ctest (under ASan + UBSan + LSan; leak test: $LEAK_CYCLES cycles)"
 # The leak test's TIMEOUT property (900 s) fits 1000 cycles; ctest's
-# --timeout does not override a property, so a longer soak runs it directly.
+# --timeout (the default for the others) does not override a property, so a
+# longer soak runs it directly.
 soak=()
 if [ "$LEAK_CYCLES" -gt 1000 ]; then soak=(-E '^SplitLinearCAPITests$'); fi
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 "${soak[@]}" \
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 3600 "${soak[@]}" \
   >"$LOG-ctest.log" 2>&1 || fail ctest
 if [ "$LEAK_CYCLES" -gt 1000 ]; then
   # Under ASan a cycle takes ~0.1-0.2 s; allow 1 s per cycle.

@@ -8,6 +8,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <list>
@@ -26,8 +27,9 @@ namespace {
 struct KeyHash {
   size_t operator()(const KernelKey &k) const {
     size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
-                                    int64_t(k.hasBias) << 16 ^ k.target ^
-                                    k.perPartMaxRows << 20);
+                                    int64_t(k.hasBias) << 16 ^ k.target);
+    // Mixed in separately: shifting the threshold (up to 2^62) would overflow.
+    h = h * 1000003u ^ std::hash<int64_t>()(k.perPartMaxRows);
     for (int32_t d : k.partDtypes)
       h = h * 1000003u ^ std::hash<int32_t>()(d);
     for (int32_t d : k.biasDtypes)
@@ -59,8 +61,10 @@ OpCounters &counters() {
 }
 
 /// 256 kernels, or SPLITLINEAR_KERNEL_CACHE_SIZE (read once). A kernel is one
-/// JIT-compiled module (about 0.2 s to compile); a signature is (kind, dtype,
-/// number of parts, bias, target), so real models need a few dozen.
+/// JIT-compiled module (about 0.2 s to compile) per KernelKey: kind, dtypes,
+/// number of parts, bias, target and per-part threshold (two variants of a
+/// signature on CUDA with the automatic choice), so real models need a few
+/// dozen.
 size_t capacity() {
   static const size_t value = [] {
     const char *env = std::getenv("SPLITLINEAR_KERNEL_CACHE_SIZE");
@@ -69,7 +73,9 @@ size_t capacity() {
     char *end = nullptr;
     errno = 0;
     unsigned long long parsed = std::strtoull(env, &end, 10);
-    TORCH_CHECK(errno == 0 && *end == '\0' && parsed >= 1 && env[0] != '-',
+    // Digits only: strtoull would also take leading blanks and a sign.
+    TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) &&
+                    errno == 0 && *end == '\0' && parsed >= 1,
                 "splitlinear: SPLITLINEAR_KERNEL_CACHE_SIZE must be a positive "
                 "integer, got '", env, "'");
     return static_cast<size_t>(parsed);

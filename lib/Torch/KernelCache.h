@@ -1,9 +1,9 @@
 //===- KernelCache.h - compiled kernels of the torch op ---------*- C++ -*-===//
 //
 // A bounded cache of JIT-compiled kernels keyed by signature (kind, dtypes,
-// part count, bias presence, target). Compiling happens on the first call of
-// a signature (or ahead of time, through `splitlinear::precompile`); every
-// later call is a hash lookup.
+// part count, bias presence, target) and per-part threshold. Compiling
+// happens on the first call of a key (or ahead of time, through
+// `splitlinear::precompile`); every later call is a hash lookup.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,7 @@ struct KernelKey {
   std::vector<int32_t> biasDtypes;
   bool hasBias;
   int32_t target;
+  /// FPROP/DGRAD: one GEMM per part for at most this many rows (0: never).
   int64_t perPartMaxRows = 0;
   bool operator==(const KernelKey &other) const;
 };

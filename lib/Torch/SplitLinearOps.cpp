@@ -40,10 +40,13 @@
 #endif
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 using splitlinear::counters;
 using splitlinear::getKernel;
@@ -92,17 +95,24 @@ struct ContextDeleter {
 using ContextPtr = std::unique_ptr<slinrt_context, ContextDeleter>;
 
 #ifdef SPLITLINEAR_TORCH_CUDA
+/// Another error than out-of-memory thrown by the caching allocator during
+/// the current kernel call of this thread; checkContext rethrows it.
+thread_local std::exception_ptr allocatorError;
+
 /// Runtime buffers (the concat of non-adjacent parts) come from PyTorch's
-/// caching allocator, which throws on out-of-memory. The runtime's entry
-/// points catch exceptions, but would record this one as
-/// SLINRT_ERROR_UNSUPPORTED; the allocator contract is NULL on failure, which
-/// the runtime records as SLINRT_ERROR_OUT_OF_MEMORY (raised by checkContext
-/// as torch.OutOfMemoryError).
+/// caching allocator, which throws. The allocator contract is NULL on
+/// failure, which the runtime records as SLINRT_ERROR_OUT_OF_MEMORY (raised
+/// by checkContext as torch.OutOfMemoryError); any other error (e.g. a
+/// sticky CUDA error surfacing in cudaMalloc) is kept and rethrown as is, so
+/// it is not mistaken for out-of-memory.
 void *cachingAlloc(void *, size_t bytes, int, void *stream) noexcept {
   try {
     return c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(
         bytes, static_cast<cudaStream_t>(stream));
+  } catch (const c10::OutOfMemoryError &) {
+    return nullptr;
   } catch (...) {
+    allocatorError = std::current_exception();
     return nullptr;
   }
 }
@@ -158,6 +168,10 @@ void checkContext(slinrt_context *ctx, const char *op) {
   slinrt_status status = slinrt_context_status(ctx);
   std::string message = slinrt_context_error(ctx);
   slinrt_context_clear_error(ctx);
+#ifdef SPLITLINEAR_TORCH_CUDA
+  if (allocatorError)
+    std::rethrow_exception(std::exchange(allocatorError, nullptr));
+#endif
   // torch.OutOfMemoryError, as PyTorch's own allocations raise, so callers
   // that catch it (free memory and retry, smaller batch) handle ours too.
   TORCH_CHECK_WITH(OutOfMemoryError, status != SLINRT_ERROR_OUT_OF_MEMORY, op,
@@ -289,9 +303,10 @@ int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
 /// buffer and runs one GEMM; it takes the per-part path for inputs of at most
 /// `per_part_max_rows` rows (a constant compiled into the kernel, so each
 /// value has its own kernels). This is that value for each call:
-/// SPLITLINEAR_PER_PART_MAX_ROWS at load time or set_per_part_max_rows at run
-/// time (>= 0: that threshold; 0 turns the per-part path off), or -1, the
-/// default, for the automatic choice (autoPerPartMaxRows).
+/// SPLITLINEAR_PER_PART_MAX_ROWS (read once, at the first call) or
+/// set_per_part_max_rows (>= 0: that threshold; 0 turns the per-part path
+/// off), or -1, the default, for the automatic choice (autoPerPartMaxRows).
+/// It applies to fprop (rows of the input) and dgrad (rows of dy).
 constexpr int64_t kAutoPerPartMaxRows = -1;
 /// Thresholds of the automatic choice: per part at every M, and the CPU's.
 constexpr int64_t kPerPartEveryM = int64_t(1) << 62;
@@ -305,7 +320,9 @@ std::atomic<int64_t> &perPartMaxRows() {
     char *end = nullptr;
     errno = 0;
     long long parsed = std::strtoll(env, &end, 10);
-    TORCH_CHECK(errno == 0 && *end == '\0' && parsed >= 0,
+    // Digits only: strtoll would also take leading blanks and a sign.
+    TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) &&
+                    errno == 0 && *end == '\0' && parsed >= 0,
                 "splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be 'auto' or "
                 "an integer >= 0, got '", env, "'");
     return static_cast<int64_t>(parsed);
@@ -337,8 +354,12 @@ int64_t autoPerPartMaxRows(const at::Tensor &input, at::TensorList weight) {
   return perPartUs <= copyUs ? kPerPartEveryM : 0;
 }
 
-/// The per-part threshold for a call of `linear`.
+/// The per-part threshold for a call of `linear` or `linear_dgrad`. One part
+/// has nothing to choose: 0, so that its kernel is the same whatever the
+/// setting.
 int64_t perPartMaxRowsFor(const at::Tensor &input, at::TensorList weight) {
+  if (weight.size() <= 1)
+    return 0;
   int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
   return rows == kAutoPerPartMaxRows ? autoPerPartMaxRows(input, weight) : rows;
 }
@@ -608,7 +629,9 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
   // sizes, unknown here).
   int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
   std::vector<int64_t> thresholds = {rows};
-  if (rows == kAutoPerPartMaxRows)
+  if (numParts == 1)
+    thresholds = {0}; // see perPartMaxRowsFor
+  else if (rows == kAutoPerPartMaxRows)
     thresholds = target == 0 ? std::vector<int64_t>{kCPUPerPartMaxRows}
                              : std::vector<int64_t>{kPerPartEveryM, 0};
   for (int64_t threshold : thresholds)

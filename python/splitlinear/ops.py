@@ -90,15 +90,16 @@ def reset_runtime_counters() -> None:
 
 
 def set_per_part_max_rows(rows: int | None) -> int | None:
-    """Sets how :func:`linear` combines weight parts that are not adjacent:
-    one GEMM per part for inputs of at most ``rows`` rows (M, leading dims
-    flattened), else a copy of the parts into one buffer and one GEMM; 0 turns
-    the per-part path off. ``None`` (the default) chooses automatically: on
+    """Sets how :func:`linear` and its input gradient (dgrad) combine weight
+    parts that are not adjacent: one GEMM per part for inputs (dgrad: output
+    gradients) of at most ``rows`` rows (M, leading dims flattened), else a
+    copy of the parts into one buffer and one GEMM; 0 turns the per-part path
+    off. ``None`` (the default) chooses automatically: on
     CUDA from the parts' number and size (a cost model fitted with
     ``bench/bench_per_part.py`` on an H200: per-part for a few large parts at
     any M, the copy for many small ones), on the CPU up to 64 rows.
-    ``SPLITLINEAR_PER_PART_MAX_ROWS`` (``auto`` or an integer) sets it at load
-    time. Applies to calls that start afterwards, in every thread; returns the
+    ``SPLITLINEAR_PER_PART_MAX_ROWS`` (``auto`` or an integer) sets it when
+    the op library first needs it. Applies to calls that start afterwards, in every thread; returns the
     previous setting.
 
     Raises:

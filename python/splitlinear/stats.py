@@ -59,8 +59,10 @@ def stats() -> dict[str, int]:
 
     Returns:
         A new dict ``{name: count}``.  The run-time keys (``views``, ``cats``,
-        ``per_part_gemms``, ``compiles``) are present when the op library can
-        be loaded; they are omitted (not zero) when it cannot.
+        ``per_part_gemms``, ``compiles``, the kernel cache's, and
+        ``dgrad_views``, ``dgrad_cats``, ``dgrad_per_part_gemms``; see
+        :func:`splitlinear.ops.runtime_counters`) are present when the op
+        library can be loaded; they are omitted (not zero) when it cannot.
     """
     merged = backend_counters()
     ops = _ops_module()

@@ -57,7 +57,7 @@ def test_cache_bounded_and_evictions_free_memory(op) -> None:
 
 
 def test_cache_size_must_be_a_positive_integer(op) -> None:
-    for bad in ("0", "-3", "abc", "12x"):
+    for bad in ("0", "-3", "abc", "12x", " 5", "+5", " -1"):
         done = _run({"SPLITLINEAR_KERNEL_CACHE_SIZE": bad},
                     "import torch, splitlinear.ops as op\n"
                     "try:\n    op.linear(torch.randn(2, 3), [torch.randn(2, 3)])\n"
@@ -72,7 +72,7 @@ def test_per_part_threshold_from_the_environment(op) -> None:
               "except RuntimeError as e:\n    print(str(e).splitlines()[0])\n")
     for value, printed in (("17", "17"), ("0", "0"), ("", "None"), ("auto", "None")):
         assert _run({"SPLITLINEAR_PER_PART_MAX_ROWS": value}, script).stdout.strip() == printed, value
-    for bad in ("-1", "many"):
+    for bad in ("-1", "many", " 3", "+3"):
         done = _run({"SPLITLINEAR_PER_PART_MAX_ROWS": bad}, script)
         assert done.stdout.strip() == ("splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be 'auto' or an integer "
                                        f">= 0, got '{bad}'"), done.stderr

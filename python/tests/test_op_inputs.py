@@ -312,7 +312,8 @@ def test_per_part_threshold(op, device: str) -> None:
         with pytest.raises(RuntimeError, match=r"rows must be >= 0, or -1 for the automatic choice, got -2"):
             torch.ops.splitlinear.set_per_part_max_rows(-2)
     finally:
-        assert op.set_per_part_max_rows(previous) == 1 << 40
+        last = op.set_per_part_max_rows(previous)
+    assert last == 1 << 40
 
 
 # (parts, M, path) under the automatic choice: on the CPU up to 64 rows; on
@@ -373,5 +374,22 @@ def test_dgrad_paths(op, device: str, dtype: torch.dtype) -> None:
             assert after[path] == before[path] + 1, (path, before, after)
             torch.testing.assert_close(x.grad.double(), ref_dx, rtol=rtol, atol=atol * k ** 0.5)
             torch.testing.assert_close(torch.cat([p.grad for p in w]).double(), ref_dw, rtol=rtol, atol=atol * 6 ** 0.5)
+    finally:
+        op.set_per_part_max_rows(previous)
+
+
+def test_one_part_kernel_ignores_the_threshold(op, device: str) -> None:
+    """With one weight part there is nothing to combine: changing the
+    per-part threshold does not compile another kernel for it."""
+    x = torch.randn(3, 8, device=device, dtype=torch.float64)
+    w = [torch.randn(5, 8, device=device, dtype=torch.float64)]
+    previous = op.set_per_part_max_rows(7)
+    try:
+        op.linear(x, w)
+        compiles = op.runtime_counters()["compiles"]
+        for rows in (0, 9, None):
+            op.set_per_part_max_rows(rows)
+            torch.testing.assert_close(op.linear(x, w), x @ w[0].t(), rtol=1e-12, atol=1e-12)
+        assert op.runtime_counters()["compiles"] == compiles
     finally:
         op.set_per_part_max_rows(previous)
