@@ -66,21 +66,25 @@ OpCounters &counters() {
 /// signature on CUDA with the automatic choice), so real models need a few
 /// dozen.
 size_t capacity() {
-  static const size_t value = [] {
-    const char *env = std::getenv("SPLITLINEAR_KERNEL_CACHE_SIZE");
-    if (!env || !*env)
-      return size_t(256);
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long parsed = std::strtoull(env, &end, 10);
-    // Digits only: strtoull would also take leading blanks and a sign.
-    TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) &&
-                    errno == 0 && *end == '\0' && parsed >= 1,
-                "splitlinear: SPLITLINEAR_KERNEL_CACHE_SIZE must be a positive "
-                "integer, got '", env, "'");
-    return static_cast<size_t>(parsed);
-  }();
+  static const size_t value = static_cast<size_t>(integerFromEnv(
+      "SPLITLINEAR_KERNEL_CACHE_SIZE", 256, 1, "a positive integer"));
   return value;
+}
+
+int64_t integerFromEnv(const char *name, int64_t fallback, int64_t min,
+                       const char *expected) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(env, &end, 10);
+  // Digits only: strtoll would also take leading blanks and a sign.
+  TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) && errno == 0 &&
+                  *end == '\0' && parsed >= min,
+              "splitlinear: ", name, " must be ", expected, ", got '", env,
+              "'");
+  return static_cast<int64_t>(parsed);
 }
 
 size_t cacheSize() {

@@ -40,8 +40,6 @@
 #endif
 
 #include <atomic>
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -314,18 +312,12 @@ constexpr int64_t kCPUPerPartMaxRows = 64;
 
 std::atomic<int64_t> &perPartMaxRows() {
   static std::atomic<int64_t> value{[] {
-    const char *env = std::getenv("SPLITLINEAR_PER_PART_MAX_ROWS");
-    if (!env || !*env || std::string(env) == "auto")
+    const char *name = "SPLITLINEAR_PER_PART_MAX_ROWS";
+    const char *env = std::getenv(name);
+    if (env && std::string(env) == "auto")
       return kAutoPerPartMaxRows;
-    char *end = nullptr;
-    errno = 0;
-    long long parsed = std::strtoll(env, &end, 10);
-    // Digits only: strtoll would also take leading blanks and a sign.
-    TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) &&
-                    errno == 0 && *end == '\0' && parsed >= 0,
-                "splitlinear: SPLITLINEAR_PER_PART_MAX_ROWS must be 'auto' or "
-                "an integer >= 0, got '", env, "'");
-    return static_cast<int64_t>(parsed);
+    return splitlinear::integerFromEnv(name, kAutoPerPartMaxRows, 0,
+                                       "'auto' or an integer >= 0");
   }()};
   return value;
 }

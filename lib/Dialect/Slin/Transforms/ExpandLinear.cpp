@@ -76,6 +76,46 @@ void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
     markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
 }
 
+/// `a + c`, folded when both are constants whose sum fits in int64.
+OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
+                    OpFoldResult c) {
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cc = getConstantIntValue(c);
+  int64_t sum;
+  if (ca && cc && !llvm::AddOverflow(*ca, *cc, sum))
+    return b.getIndexAttr(sum);
+  return arith::AddIOp::create(b, loc,
+                               getValueOrCreateConstantIndexOp(b, loc, a),
+                               getValueOrCreateConstantIndexOp(b, loc, c))
+      .getResult();
+}
+
+/// Calls `fn(i, part, block)` for each weight part that is not statically
+/// empty, `block` being its column block [off_i, off_i + N_i) of `matrix`
+/// (all rows): y for fprop, dy for dgrad. Returns the number of calls. (A
+/// statically empty part has no columns, and its block would start past the
+/// end of `matrix`, out of bounds for memref.subview.)
+unsigned forEachColumnBlock(OpBuilder &b, Location loc, Value matrix,
+                            ValueRange parts,
+                            function_ref<void(unsigned, Value, Value)> fn) {
+  Value rows = memref::DimOp::create(b, loc, matrix, 0);
+  OpFoldResult offset = b.getIndexAttr(0);
+  OpFoldResult one = b.getIndexAttr(1);
+  unsigned calls = 0;
+  for (auto [i, part] : llvm::enumerate(parts)) {
+    if (cast<MemRefType>(part.getType()).getDimSize(0) == 0)
+      continue;
+    OpFoldResult n = sizeOf(b, loc, part, 0);
+    Value block = memref::SubViewOp::create(b, loc, matrix,
+                                            {b.getIndexAttr(0), offset},
+                                            {OpFoldResult(rows), n}, {one, one});
+    fn(i, part, block);
+    offset = addOfr(b, loc, offset, n);
+    ++calls;
+  }
+  return calls;
+}
+
 /// fprop: y = x · Wᵀ + b as one GEMM, or one GEMM per part writing the
 /// column block [off_i, off_i + N_i) of y.
 struct ExpandLinear : OpRewritePattern<LinearOp> {
@@ -110,42 +150,15 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
         rewriter.eraseOp(op);
         return success();
       }
-      Value rows = memref::DimOp::create(rewriter, loc, out, 0);
-      OpFoldResult offset = rewriter.getIndexAttr(0);
-      OpFoldResult one = rewriter.getIndexAttr(1);
-      unsigned gemms = 0;
-      for (auto [i, weight] : llvm::enumerate(weights)) {
-        // A statically empty part has no columns to write; its block would
-        // start at the end of the output, out of bounds for memref.subview.
-        if (cast<MemRefType>(weight.getType()).getDimSize(0) == 0)
-          continue;
-        OpFoldResult n = sizeOf(rewriter, loc, weight, 0);
-        Value block = memref::SubViewOp::create(
-            rewriter, loc, out, {rewriter.getIndexAttr(0), offset},
-            {OpFoldResult(rows), n}, {one, one});
-        gemm(weight, biases.empty() ? Value() : biases[i], block);
-        offset = addOfr(rewriter, loc, offset, n);
-        ++gemms;
-      }
+      unsigned gemms = forEachColumnBlock(
+          rewriter, loc, out, weights, [&](unsigned i, Value weight, Value block) {
+            gemm(weight, biases.empty() ? Value() : biases[i], block);
+          });
       bump(stats.perPart, gemms);
     }
     freeAll(rewriter, loc, owned);
     rewriter.eraseOp(op);
     return success();
-  }
-
-  /// `a + c`, folded when both are constants whose sum fits in int64.
-  static OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
-                             OpFoldResult c) {
-    std::optional<int64_t> ca = getConstantIntValue(a),
-                           cc = getConstantIntValue(c);
-    int64_t sum;
-    if (ca && cc && !llvm::AddOverflow(*ca, *cc, sum))
-      return b.getIndexAttr(sum);
-    return arith::AddIOp::create(b, loc,
-                                 getValueOrCreateConstantIndexOp(b, loc, a),
-                                 getValueOrCreateConstantIndexOp(b, loc, c))
-        .getResult();
   }
 
   ExpandStats stats;
@@ -164,10 +177,13 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
     Location loc = op.getLoc();
     Type elementType = op.getGradOutput().getType().getElementType();
     SmallVector<Value> owned;
+    auto nonEmpty = llvm::find_if(op.getWeights(), [](Value w) {
+      return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
+    });
     if (op.getWeights().size() > 1 && op->hasAttr(kPerPartAttrName) &&
-        llvm::any_of(op.getWeights(), [](Value w) {
-          return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
-        })) {
+        nonEmpty != op.getWeights().end()) {
+      unsigned firstNonEmpty =
+          std::distance(op.getWeights().begin(), nonEmpty);
       // dx without elements needs no GEMM, and a static subview offset into
       // an empty dimension of dy would not verify.
       if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
@@ -175,28 +191,16 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
         rewriter.eraseOp(op);
         return success();
       }
-      Value dy = op.getGradOutput();
-      Value rows = memref::DimOp::create(rewriter, loc, dy, 0);
-      OpFoldResult offset = rewriter.getIndexAttr(0);
-      OpFoldResult one = rewriter.getIndexAttr(1);
-      unsigned gemms = 0;
-      for (Value weight : op.getWeights()) {
-        // A statically empty part has no columns in dy (and its block would
-        // start past the end of dy).
-        if (cast<MemRefType>(weight.getType()).getDimSize(0) == 0)
-          continue;
-        OpFoldResult n = sizeOf(rewriter, loc, weight, 0);
-        Value block = memref::SubViewOp::create(
-            rewriter, loc, dy, {rewriter.getIndexAttr(0), offset},
-            {OpFoldResult(rows), n}, {one, one});
-        weight = inElementType(rewriter, loc, weight, elementType, owned);
-        auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
-                                op.getGradInput());
-        if (gemms > 0)
-          g.setEpilogue(Epilogue::accumulate);
-        offset = ExpandLinear::addOfr(rewriter, loc, offset, n);
-        ++gemms;
-      }
+      unsigned gemms = forEachColumnBlock(
+          rewriter, loc, op.getGradOutput(), op.getWeights(),
+          [&](unsigned i, Value weight, Value block) {
+            weight = inElementType(rewriter, loc, weight, elementType, owned);
+            auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
+                                    op.getGradInput());
+            // The first GEMM emitted writes dx; the others add to it.
+            if (i != firstNonEmpty)
+              g.setEpilogue(Epilogue::accumulate);
+          });
       bump(stats.perPart, gemms);
       freeAll(rewriter, loc, owned);
       rewriter.eraseOp(op);
