@@ -30,7 +30,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/DeviceGuard.h>
-#include <torch/autograd.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -490,115 +489,6 @@ linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
 }
 
 //===----------------------------------------------------------------------===//
-// Autograd
-//===----------------------------------------------------------------------===//
-
-/// The autograd formula of `linear`, in C++ so that a training step pays no
-/// Python on the hot path. dgrad reads the weights through the same checked
-/// view as the forward; wgrad runs one GEMM per run of consecutive trainable
-/// parts into one full gradient buffer (bias gradient fused), and each part's
-/// gradient is a row-block view of it. Frozen parts get no wgrad; frozen
-/// weights with trainable biases get the bias gradient from a column sum.
-class LinearFunction : public torch::autograd::Function<LinearFunction> {
-public:
-  /// `parts` holds the weight parts, then (when `hasBias`) the bias parts.
-  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
-                            const at::Tensor &input, at::TensorList parts,
-                            int64_t numWeights, bool hasBias) {
-    std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
-    c10::List<bool> needs;
-    needs.push_back(input.requires_grad());
-    for (const at::Tensor &p : parts)
-      needs.push_back(p.requires_grad());
-    std::vector<at::Tensor> saved{input};
-    saved.insert(saved.end(), weight.begin(), weight.end());
-    ctx->save_for_backward(saved);
-    ctx->saved_data["needs"] = needs;
-    ctx->saved_data["num_weights"] = numWeights;
-    ctx->saved_data["has_bias"] = hasBias;
-    at::AutoDispatchBelowADInplaceOrView guard;
-    static auto op = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("splitlinear::linear", "")
-                         .typed<at::Tensor(const at::Tensor &, at::TensorList,
-                                           std::optional<at::TensorList>)>();
-    if (!hasBias)
-      return op.call(input, weight, std::nullopt);
-    return op.call(input, weight, parts.slice(numWeights));
-  }
-
-  static torch::autograd::variable_list
-  backward(torch::autograd::AutogradContext *ctx,
-           torch::autograd::variable_list gradOutputs) {
-    at::Tensor grad = gradOutputs[0];
-    std::vector<at::Tensor> saved = ctx->get_saved_variables();
-    at::Tensor input = saved[0];
-    std::vector<at::Tensor> weight(saved.begin() + 1, saved.end());
-    c10::List<bool> needs = ctx->saved_data["needs"].toBoolList();
-    int64_t n = ctx->saved_data["num_weights"].toInt();
-    bool hasBias = ctx->saved_data["has_bias"].toBool();
-    auto weightNeeds = [&](int64_t i) { return needs.get(1 + i); };
-    auto biasNeeds = [&](int64_t i) { return hasBias && needs.get(1 + n + i); };
-
-    // One slot per flattened tensor input, then the two non-tensor inputs.
-    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
-    // Through the dispatcher, not the C++ functions: under tracing (AOT,
-    // fake tensors) the ops' fake kernels must run.
-    static auto dgrad = c10::Dispatcher::singleton()
-                            .findSchemaOrThrow("splitlinear::linear_dgrad", "")
-                            .typed<at::Tensor(const at::Tensor &, at::TensorList)>();
-    static auto wgrad =
-        c10::Dispatcher::singleton()
-            .findSchemaOrThrow("splitlinear::linear_wgrad", "")
-            .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
-                                                      const at::Tensor &, bool)>();
-    if (needs.get(0))
-      grads[0] = dgrad.call(grad, weight);
-    std::vector<int64_t> offsets{0};
-    for (const at::Tensor &w : weight)
-      offsets.push_back(offsets.back() + w.size(0));
-    for (int64_t i = 0; i < n;) {
-      if (!weightNeeds(i)) {
-        ++i;
-        continue;
-      }
-      int64_t j = i;
-      bool withBias = false;
-      while (j < n && weightNeeds(j))
-        withBias |= biasNeeds(j++);
-      at::Tensor block = (i == 0 && j == n)
-                             ? grad
-                             : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
-      auto [dw, db] = wgrad.call(block, input, withBias);
-      for (int64_t p = i; p < j; ++p) {
-        grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], offsets[p + 1] - offsets[p]);
-        if (withBias && biasNeeds(p))
-          grads[1 + n + p] =
-              db.narrow(0, offsets[p] - offsets[i], offsets[p + 1] - offsets[p]);
-      }
-      i = j;
-    }
-    if (hasBias) {
-      at::Tensor flat = grad.reshape({-1, grad.size(-1)});
-      for (int64_t p = 0; p < n; ++p)
-        if (biasNeeds(p) && !grads[1 + n + p].defined())
-          grads[1 + n + p] =
-              flat.narrow(1, offsets[p], offsets[p + 1] - offsets[p]).sum(0);
-    }
-    return grads;
-  }
-};
-
-at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
-                          std::optional<at::TensorList> bias) {
-  std::vector<at::Tensor> parts(weight.begin(), weight.end());
-  bool hasBias = bias.has_value();
-  if (hasBias)
-    parts.insert(parts.end(), bias->begin(), bias->end());
-  return LinearFunction::apply(input, at::TensorList(parts),
-                               static_cast<int64_t>(weight.size()), hasBias);
-}
-
-//===----------------------------------------------------------------------===//
 // Ahead-of-time compilation
 //===----------------------------------------------------------------------===//
 
@@ -696,10 +586,6 @@ TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
   m.impl("linear", &linear);
   m.impl("linear_dgrad", &linearDgrad);
   m.impl("linear_wgrad", &linearWgrad);
-}
-
-TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
-  m.impl("linear", &linearAutograd);
 }
 
 #ifdef SPLITLINEAR_TORCH_CUDA

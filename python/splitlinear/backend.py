@@ -27,6 +27,7 @@ import torch.fx as fx
 
 from ._logging import logger
 from .fx_match import LinearFn, Plan, Rejection, node_value, plan_regions, rewrite_region
+from .fx_state import AutocastState, GraphState, ambient_autocast
 from .options import SplitLinearOptions
 from .stats import bump as _bump
 
@@ -116,7 +117,41 @@ def rewrite_graph(
             region was found but the op library cannot be loaded under strict.
     """
     _ensure_metadata(gm, example_inputs)
-    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion, min_parts=options.min_parts)
+    holder: list[LinearFn] = [] if linear_fn is None else [linear_fn]
+    return _rewrite_module(gm, options, holder, graph_id, torch.is_grad_enabled(), ambient_autocast())
+
+
+#: Higher-order ops whose subgraph runs once, inline, with the caller's grad
+#: mode and autocast state (activation checkpointing, plain wraps): their
+#: linears are matched like top-level ones.
+_INLINE_SUBGRAPH_HOPS: tuple[Any, ...] = (
+    torch.ops.higher_order.tag_activation_checkpoint,
+    torch.ops.higher_order.wrap,
+)
+
+
+def _inline_subgraphs(gm: fx.GraphModule, state: GraphState) -> list[tuple[fx.GraphModule, bool, AutocastState]]:
+    """The subgraph modules of :data:`_INLINE_SUBGRAPH_HOPS` calls in ``gm``, with the
+    grad mode and autocast state at each call."""
+    found = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in _INLINE_SUBGRAPH_HOPS or not node.args:
+            continue
+        body = node.args[0]
+        if isinstance(body, fx.Node) and body.op == "get_attr":
+            sub = gm.get_submodule(str(body.target))
+            if isinstance(sub, fx.GraphModule):
+                found.append((sub, state.grad_mode_at(node), state.autocast_state_at(node)))
+    return found
+
+
+def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: list[LinearFn],
+                    graph_id: int, grad_mode: bool, autocast: AutocastState) -> Plan:
+    """:func:`rewrite_graph` on ``gm`` entered with ``grad_mode`` and ``autocast``, then on
+    its inline subgraphs. ``linear_fn`` holds the op once loaded (shared by the recursion)."""
+    subgraphs = _inline_subgraphs(gm, GraphState(gm.graph, grad_mode, autocast))
+    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion, min_parts=options.min_parts,
+                        entry_grad_mode=grad_mode, entry_autocast=autocast)
     for rejection in plan.rejections:
         logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
     for reason in plan.skipped:
@@ -124,9 +159,9 @@ def rewrite_graph(
     if options.strict and plan.rejections:
         raise _strict_error(plan.rejections, graph_id)
 
-    if plan.regions and linear_fn is None:
+    if plan.regions and not linear_fn:
         try:
-            linear_fn = _load_linear_fn()
+            linear_fn.append(_load_linear_fn())
         except RuntimeError as exc:
             if options.strict:
                 raise
@@ -138,9 +173,8 @@ def rewrite_graph(
     done = []
     replaced: dict[fx.Node, fx.Node] = {}
     for region in plan.regions:
-        assert linear_fn is not None
         try:
-            rewrite_region(gm, region, linear_fn, replaced)
+            rewrite_region(gm, region, linear_fn[0], replaced)
         except RuntimeError as exc:
             rejection = Rejection(region.sites[0].out, str(exc))
             if options.strict:
@@ -154,6 +188,11 @@ def rewrite_graph(
     if done:
         gm.graph.lint()
         gm.recompile()
+    for sub, sub_grad, sub_autocast in subgraphs:
+        inner = _rewrite_module(sub, options, linear_fn, graph_id, sub_grad, sub_autocast)
+        plan.regions.extend(inner.regions)
+        plan.rejections.extend(inner.rejections)
+        plan.skipped.extend(inner.skipped)
     return plan
 
 

@@ -49,6 +49,8 @@ import torch
 import torch.fx as fx
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
+from .fx_state import AutocastState, GraphState
+
 #: Element types the op computes in.
 SUPPORTED_DTYPES: frozenset[torch.dtype] = frozenset(
     {torch.float16, torch.bfloat16, torch.float32, torch.float64}
@@ -60,6 +62,9 @@ _MATMUL_FNS: frozenset[Any] = frozenset({operator.matmul, torch.matmul, torch.mm
 _ADD_FNS: frozenset[Any] = frozenset({operator.add, torch.add})
 
 LinearFn = Callable[..., torch.Tensor]
+
+#: Operand dtypes autocast casts to its lower-precision dtype (float64 is left as is).
+_AUTOCAST_CAST_DTYPES: frozenset[torch.dtype] = frozenset({torch.float16, torch.bfloat16, torch.float32})
 
 
 # ---------------------------------------------------------------------------
@@ -105,6 +110,8 @@ class LinearSite:
     out_features: int = 0
     from_cat: bool = False
     bypassed: list[fx.Node] = dataclasses.field(default_factory=list)
+    #: ``(device_type, dtype)`` of the autocast region the site runs in, or ``None``.
+    autocast: tuple[str, torch.dtype] | None = None
 
     def describe(self) -> str:
         return f"{self.form} node {self.out.name!r}"
@@ -367,13 +374,17 @@ def _split_ref(node: fx.Node, sizes: Sequence[int]) -> list[PartRef]:
     return refs
 
 
-def analyze_site(site: LinearSite) -> str | None:
+def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) -> str | None:
     """Fill ``site``'s parts and check them; return the rejection reason or ``None``.
 
     Requirements: the input ``[..., K]`` (at least 2-D) and every weight part
-    ``[N_i, K]`` and bias part ``[N_i]`` share one supported float dtype and
-    one device; ``K`` and every ``N_i`` are static; the site's output has the
-    input's dtype (no autocast).
+    ``[N_i, K]`` and bias part ``[N_i]`` are on one device; ``K`` and every
+    ``N_i`` are static. Without autocast they share one supported float dtype
+    and the site's output has it. Under autocast (``autocast_dtype``: the
+    autocast dtype of the input's device where the site runs) each operand is
+    float16/bfloat16/float32 (autocast casts them; float64 is not cast) and
+    the output has ``autocast_dtype``: the op's Autocast kernel applies the
+    same cast policy as ``F.linear``.
     """
     x = _tensor(site.input)
     if x is None:
@@ -386,8 +397,28 @@ def analyze_site(site: LinearSite) -> str | None:
     if k is None:
         return f"input {site.input.name!r} has a symbolic last dimension {x.shape[-1]}"
     out = _tensor(site.out)
-    if out is not None and out.dtype != x.dtype:
-        return f"output dtype {out.dtype} differs from input dtype {x.dtype} (autocast?)"
+    if autocast_dtype is not None and x.device.type in ("cpu", "cuda"):
+        if out is None or out.dtype != autocast_dtype:
+            return (f"output dtype {None if out is None else out.dtype} is not the autocast dtype "
+                    f"{autocast_dtype}")
+        expected_dtype = None  # operands may mix dtypes: autocast casts each one
+    else:
+        if out is not None and out.dtype != x.dtype:
+            return f"output dtype {out.dtype} differs from input dtype {x.dtype}"
+        expected_dtype = x.dtype
+
+    def dtype_problem(value: torch.Tensor) -> str | None:
+        if expected_dtype is None:
+            if value.dtype not in _AUTOCAST_CAST_DTYPES:
+                return (f"has dtype {value.dtype} under autocast, expected one of "
+                        "float16/bfloat16/float32 (autocast does not cast it)")
+            return None
+        if value.dtype != expected_dtype:
+            return f"has dtype {value.dtype}, expected {expected_dtype} (the input's)"
+        return None
+
+    if expected_dtype is None and (problem := dtype_problem(x)) is not None:
+        return f"input {site.input.name!r} {problem}"
 
     w_parts, w_reason = cat_parts(site.weight)
     if w_reason:
@@ -409,8 +440,8 @@ def analyze_site(site: LinearSite) -> str | None:
             return f"{where} has no tensor example value"
         if value.dim() != 2:
             return f"{where} is {value.dim()}-D with shape {tuple(value.shape)}, expected [N, {k}]"
-        if value.dtype != x.dtype:
-            return f"{where} has dtype {value.dtype}, expected {x.dtype} (the input's)"
+        if (problem := dtype_problem(value)) is not None:
+            return f"{where} {problem}"
         if value.device != x.device:
             return f"{where} is on {value.device}, expected {x.device} (the input's)"
         rows, cols = _static(value.shape[0]), _static(value.shape[1])
@@ -432,8 +463,8 @@ def analyze_site(site: LinearSite) -> str | None:
                 return f"{where} has no tensor example value"
             if value.dim() != 1:
                 return f"{where} is {value.dim()}-D with shape {tuple(value.shape)}, expected [N]"
-            if value.dtype != x.dtype:
-                return f"{where} has dtype {value.dtype}, expected {x.dtype} (the input's)"
+            if (problem := dtype_problem(value)) is not None:
+                return f"{where} {problem}"
             if value.device != x.device:
                 return f"{where} is on {value.device}, expected {x.device} (the input's)"
             size = _static(value.shape[0])
@@ -474,67 +505,33 @@ def _moved_nodes(site: LinearSite) -> list[fx.Node]:
     return [site.out, *site.intermediates, *site.bypassed]
 
 
-class _GlobalState:
-    """Where code may move in a graph: grad mode per position and other side effects.
-
-    Dynamo graphs carry ``torch._C._set_grad_enabled(bool)`` calls where the
-    grad mode changes, and autocast enter/exit (or other side-effecting calls).
-    Moving a computation between two positions is safe when they have the same
-    grad mode and no other side-effecting node lies between them.  The grad
-    mode on entry is the one Dynamo traced (and guards) the graph under, which
-    is the ambient mode while the backend runs.
-    """
-
-    def __init__(self, graph: fx.Graph, entry_grad_mode: bool) -> None:
-        self.order: dict[fx.Node, int] = {}
-        self._grad: list[bool] = []
-        self._other: list[int] = []  # side-effecting nodes (not grad mode) strictly before i
-        grad = entry_grad_mode
-        others = 0
-        for i, node in enumerate(graph.nodes):
-            self.order[node] = i
-            self._grad.append(grad)
-            self._other.append(others)
-            if node.op in ("placeholder", "output", "get_attr") or not node.is_impure():
-                continue
-            if node.op == "call_function" and node.target is torch._C._set_grad_enabled \
-                    and len(node.args) == 1 and isinstance(node.args[0], bool):
-                grad = node.args[0]
-            else:
-                others += 1
-
-    def can_move(self, nodes: Iterable[fx.Node], anchor: fx.Node) -> bool:
-        """True if every node in ``nodes`` computes the same when placed at ``anchor``."""
-        a = self.order[anchor]
-        for node in nodes:
-            i = self.order[node]
-            lo, hi = min(i, a), max(i, a)
-            if self._grad[i] != self._grad[a] or (lo < hi and self._other[hi] - self._other[lo + 1] > 0):
-                return False
-        return True
-
-
 def _is_cat(node: Any) -> bool:
     return isinstance(node, fx.Node) and node.op == "call_function" and node.target in _CAT_FNS
 
 
-def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: int = 2) -> Plan:
+def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: int = 2,
+                 entry_grad_mode: bool | None = None, entry_autocast: AutocastState | None = None) -> Plan:
     """Decide which sites become op calls.
 
     Vertical candidates are sites whose weight or bias is a ``torch.cat``;
     horizontal candidates are sites sharing an input node with at least one
-    other site.  Horizontal groups are split by bias presence; a sibling is
-    fused only if that needs no code moved across a side-effecting node
-    (``_set_grad_enabled``, autocast enter/exit, ...) and its operands are
-    defined before the first sibling.
+    other site.  Horizontal groups are split by bias presence.  A site is
+    rejected, and a sibling is left unfused, when the rewrite would move a
+    read across a barrier (:mod:`splitlinear.fx_state`: a grad-mode or
+    autocast change, an in-place/mutating node, another side effect); a
+    sibling's operands must also be defined before the first sibling.
 
     Args:
         graph: a Dynamo (torch-level) FX graph whose nodes carry
             ``example_value`` or ``val`` metadata.
         horizontal_fusion: also fuse sibling linears.
         min_parts: regions with fewer weight parts are skipped (not rejected).
+        entry_grad_mode: grad mode on entry to ``graph`` (default: the
+            calling thread's, which is Dynamo's for a top-level graph).
+        entry_autocast: autocast state on entry (default: the calling thread's).
     """
-    state = _GlobalState(graph, torch.is_grad_enabled())
+    state = GraphState(graph, torch.is_grad_enabled() if entry_grad_mode is None else entry_grad_mode,
+                       entry_autocast)
     order = state.order
 
     rejections: list[Rejection] = []
@@ -550,12 +547,17 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
         has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
         if not (has_cat or has_siblings):
             continue  # a plain linear: not a candidate
-        reason = analyze_site(site)
-        if reason is None and not state.can_move(_moved_nodes(site), site.out):
-            reason = "a grad-mode/autocast change lies between the concatenation and the linear"
+        x = _tensor(site.input)
+        autocast = state.autocast_at(site.out, x.device.type) if x is not None else None
+        reason = analyze_site(site, autocast)
+        if reason is None:
+            barrier = state.barrier(_moved_nodes(site), site.out)
+            if barrier is not None:
+                reason = f"{barrier.reason} lies between the concatenation and the linear"
         if reason is not None:
             rejections.append(Rejection(site.out, reason))
             continue
+        site.autocast = None if autocast is None else (x.device.type, autocast)
         valid.append(site)
 
     regions: list[Region] = []
@@ -580,9 +582,9 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
                         leftover_reason[site.out] = (
                             f"operand {late[0].name!r} is defined after sibling {anchor.name!r}; "
                             "fusing would need reordering")
-                    elif not state.can_move(_moved_nodes(site), anchor):
+                    elif (barrier := state.barrier(_moved_nodes(site), anchor)) is not None:
                         leftover_reason[site.out] = (
-                            f"a grad-mode/autocast change lies between it and sibling {anchor.name!r}")
+                            f"{barrier.reason} lies between it and sibling {anchor.name!r}")
                     else:
                         accepted.append(site)
                 if len(accepted) >= 2:
@@ -657,6 +659,10 @@ def _resolve_replaced(region: Region, replaced: dict[fx.Node, fx.Node]) -> None:
             site.bias_parts = [dataclasses.replace(r, node=resolve(r.node)) for r in site.bias_parts]
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
                    replaced: dict[fx.Node, fx.Node] | None = None) -> None:
     """Replace ``region``'s sites with one ``linear_fn`` call (and narrows for horizontal ones).
@@ -691,9 +697,17 @@ def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
     x_value = node_value(region.input)
     fake_mode = _fake_mode([x_value] + [node_value(r.node) for r in w_refs])
     example: dict[str, Any] = {}
+    autocast = region.sites[0].autocast
     try:
         ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
-        with ctx:
+        # The op's Autocast kernel decides the dtype: run it in the site's autocast state.
+        amp = (torch.autocast(autocast[0], dtype=autocast[1]) if autocast is not None
+               else contextlib.nullcontext())
+        # Identity saved-tensor hooks: the call records autograd state on fake
+        # tensors, and must not reach hooks the user's code installed around
+        # the compile (non-reentrant activation checkpointing counts saved
+        # tensors; compile-time ones would break its forward/recompute match).
+        with ctx, amp, torch.autograd.graph.saved_tensors_hooks(_identity, _identity):
             w_vals = [ref_value(r) for r in w_refs]
             b_vals = None if b_refs is None else [ref_value(r) for r in b_refs]
             out_val = linear_fn(x_value, w_vals, b_vals)
@@ -708,6 +722,15 @@ def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
             example["contig"] = [v.contiguous() for v in narrows]
     except Exception as exc:  # noqa: BLE001 - any failure means "do not rewrite"
         raise RuntimeError(f"fake propagation of {region.describe()} through the op failed: {exc}") from exc
+    # The replacement must have each site's shape and dtype; anything else
+    # means the plan misjudged the site (never rewrite into different numbers).
+    for site, value in zip(region.sites, example["narrow"]):
+        old = _tensor(site.out)
+        if old is not None and (old.dtype != value.dtype or len(old.shape) != len(value.shape)
+                                or any(_static(a) != _static(b) for a, b in zip(old.shape, value.shape))):
+            raise RuntimeError(
+                f"the op would give {site.out.name!r} dtype {value.dtype} and shape {tuple(value.shape)}, "
+                f"but the original has {old.dtype} and {tuple(old.shape)}")
 
     with graph.inserting_before(anchor):
         def emit_ref(ref: PartRef, value: Any) -> fx.Node:

@@ -1,0 +1,224 @@
+//===- Autograd.cpp - Autograd kernels of torch.ops.splitlinear.* -*- C++ -*-===//
+//
+// The Autograd dispatch kernels of the op library:
+//
+//  * `linear`: `LinearFunction`, the autograd formula in C++ (a training step
+//    pays no Python on its hot path). It saves only what its backward reads:
+//    the input only when some weight part needs a gradient (wgrad), the
+//    weight parts only when the input needs one (dgrad), as ATen's linear
+//    does, so frozen weights (LoRA-style fine-tuning) keep no activations.
+//  * `linear_dgrad` / `linear_wgrad`: the backward ops. When grad mode is on
+//    and an argument requires grad — a backward with `create_graph=True`,
+//    i.e. higher-order gradients — they compute the same values as
+//    differentiable ATen compositions (dgrad = dy · cat(W), wgrad = dyᵀ · x,
+//    db = Σ_rows dy), so the gradient of the gradient is exact. Otherwise
+//    (every ordinary backward, and every backward traced by AOTAutograd, which
+//    runs without grad mode) they redispatch to the fast kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <vector>
+
+namespace {
+
+using LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
+                             std::optional<at::TensorList>);
+using DgradSig = at::Tensor(const at::Tensor &, at::TensorList);
+using WgradSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
+                                                    const at::Tensor &, bool);
+
+/// The ops, called through the dispatcher: under tracing (AOT, fake tensors)
+/// their fake kernels must run, and the backward ops' Autograd kernels below
+/// must see grad mode.
+const c10::TypedOperatorHandle<LinearSig> &linearOp() {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("splitlinear::linear", "")
+                       .typed<LinearSig>();
+  return op;
+}
+const c10::TypedOperatorHandle<DgradSig> &dgradOp() {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("splitlinear::linear_dgrad", "")
+                       .typed<DgradSig>();
+  return op;
+}
+const c10::TypedOperatorHandle<WgradSig> &wgradOp() {
+  static auto op = c10::Dispatcher::singleton()
+                       .findSchemaOrThrow("splitlinear::linear_wgrad", "")
+                       .typed<WgradSig>();
+  return op;
+}
+
+/// True when the call must be recorded for autograd: grad mode is on and one
+/// of `tensors` requires grad.
+bool needsGraph(std::initializer_list<at::TensorList> tensors) {
+  if (!at::GradMode::is_enabled())
+    return false;
+  for (at::TensorList list : tensors)
+    for (const at::Tensor &t : list)
+      if (t.defined() && t.requires_grad())
+        return true;
+  return false;
+}
+
+/// `t` as [rows, t.size(-1)] (rows counted explicitly: reshape(-1, 0) is
+/// ambiguous when the last dim is 0). Symbolic sizes stay symbolic: under
+/// tracing with dynamic shapes, reading a concrete size would specialize
+/// (guard on) the batch size and cause a recompile for every new one.
+at::Tensor flatten2d(const at::Tensor &t) {
+  c10::SymInt rows = 1;
+  for (int64_t d = 0; d + 1 < t.dim(); ++d)
+    rows = rows * t.sym_size(d);
+  return t.reshape_symint({rows, t.sym_size(-1)});
+}
+
+//===----------------------------------------------------------------------===//
+// linear_dgrad / linear_wgrad
+//===----------------------------------------------------------------------===//
+
+/// dx [..., K] = dy [..., N] · cat(W_i) [N, K].
+at::Tensor dgradAutograd(const at::Tensor &gradOutput, at::TensorList weight) {
+  if (needsGraph({gradOutput, weight}) && !weight.empty())
+    return at::matmul(gradOutput, at::cat(weight));
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return dgradOp().call(gradOutput, weight);
+}
+
+/// dW [N, K] = dyᵀ · x over the flattened rows; db [N] = Σ_rows dy (or [0]).
+std::tuple<at::Tensor, at::Tensor>
+wgradAutograd(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
+  if (needsGraph({gradOutput, input}) && gradOutput.dim() >= 1 &&
+      input.dim() >= 1) {
+    at::Tensor dy = flatten2d(gradOutput), x = flatten2d(input);
+    at::Tensor dw = dy.t().mm(x);
+    at::Tensor db = bias ? dy.sum(0) : at::empty({0}, gradOutput.options());
+    return {dw, db};
+  }
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return wgradOp().call(gradOutput, input, bias);
+}
+
+//===----------------------------------------------------------------------===//
+// linear
+//===----------------------------------------------------------------------===//
+
+/// The autograd formula of `linear`. dgrad reads the weights through the
+/// same checked view as the forward; wgrad runs one GEMM per run of
+/// consecutive trainable parts into one full gradient buffer (bias gradient
+/// fused), and each part's gradient is a row-block view of it. Frozen parts
+/// get no wgrad; frozen weights with trainable biases get the bias gradient
+/// from a column sum.
+class LinearFunction : public torch::autograd::Function<LinearFunction> {
+public:
+  /// `parts` holds the weight parts, then (when `hasBias`) the bias parts.
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
+                            const at::Tensor &input, at::TensorList parts,
+                            int64_t numWeights, bool hasBias) {
+    std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
+    c10::List<bool> needs;
+    needs.push_back(input.requires_grad());
+    bool anyWeightNeeds = false;
+    std::vector<int64_t> rows;
+    for (int64_t i = 0; i < static_cast<int64_t>(parts.size()); ++i) {
+      needs.push_back(parts[i].requires_grad());
+      if (i < numWeights) {
+        anyWeightNeeds |= parts[i].requires_grad();
+        rows.push_back(parts[i].dim() >= 1 ? parts[i].size(0) : 0); // the op checks
+      }
+    }
+    // Only what backward reads: the input for wgrad, the weights for dgrad.
+    // The same decision in the forward and in an activation-checkpointing
+    // recompute (it depends on requires_grad only), so the saved counts match.
+    std::vector<at::Tensor> saved;
+    if (anyWeightNeeds)
+      saved.push_back(input);
+    if (input.requires_grad())
+      saved.insert(saved.end(), weight.begin(), weight.end());
+    ctx->save_for_backward(saved);
+    ctx->saved_data["needs"] = needs;
+    ctx->saved_data["rows"] = rows;
+    ctx->saved_data["has_bias"] = hasBias;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    if (!hasBias)
+      return linearOp().call(input, weight, std::nullopt);
+    return linearOp().call(input, weight, parts.slice(numWeights));
+  }
+
+  static torch::autograd::variable_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::variable_list gradOutputs) {
+    at::Tensor grad = gradOutputs[0];
+    std::vector<at::Tensor> saved = ctx->get_saved_variables();
+    c10::List<bool> needs = ctx->saved_data["needs"].toBoolList();
+    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
+    int64_t n = static_cast<int64_t>(rows.size());
+    bool hasBias = ctx->saved_data["has_bias"].toBool();
+    auto weightNeeds = [&](int64_t i) { return needs.get(1 + i); };
+    auto biasNeeds = [&](int64_t i) { return hasBias && needs.get(1 + n + i); };
+    bool anyWeightNeeds = false;
+    for (int64_t i = 0; i < n; ++i)
+      anyWeightNeeds |= weightNeeds(i);
+    at::Tensor input = anyWeightNeeds ? saved[0] : at::Tensor();
+    auto weightBegin = saved.begin() + (anyWeightNeeds ? 1 : 0);
+
+    // One slot per flattened tensor input, then the two non-tensor inputs.
+    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
+    if (needs.get(0))
+      grads[0] = dgradOp().call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
+    std::vector<int64_t> offsets{0};
+    for (int64_t r : rows)
+      offsets.push_back(offsets.back() + r);
+    for (int64_t i = 0; i < n;) {
+      if (!weightNeeds(i)) {
+        ++i;
+        continue;
+      }
+      int64_t j = i;
+      bool withBias = false;
+      while (j < n && weightNeeds(j))
+        withBias |= biasNeeds(j++);
+      at::Tensor block = (i == 0 && j == n)
+                             ? grad
+                             : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
+      auto [dw, db] = wgradOp().call(block, input, withBias);
+      for (int64_t p = i; p < j; ++p) {
+        grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], rows[p]);
+        if (withBias && biasNeeds(p))
+          grads[1 + n + p] = db.narrow(0, offsets[p] - offsets[i], rows[p]);
+      }
+      i = j;
+    }
+    at::Tensor flat;
+    for (int64_t p = 0; hasBias && p < n; ++p) {
+      if (!biasNeeds(p) || grads[1 + n + p].defined())
+        continue;
+      if (!flat.defined())
+        flat = flatten2d(grad);
+      grads[1 + n + p] = flat.narrow(1, offsets[p], rows[p]).sum(0);
+    }
+    return grads;
+  }
+};
+
+at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
+                          std::optional<at::TensorList> bias) {
+  std::vector<at::Tensor> parts(weight.begin(), weight.end());
+  bool hasBias = bias.has_value();
+  if (hasBias)
+    parts.insert(parts.end(), bias->begin(), bias->end());
+  return LinearFunction::apply(input, at::TensorList(parts),
+                               static_cast<int64_t>(weight.size()), hasBias);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
+  m.impl("linear", &linearAutograd);
+  m.impl("linear_dgrad", &dgradAutograd);
+  m.impl("linear_wgrad", &wgradAutograd);
+}

@@ -1,0 +1,209 @@
+"""Where code may move in a Dynamo FX graph: grad mode, autocast and barriers.
+
+A rewrite merges sibling linears into one call placed at the first sibling,
+and reads the parts of a ``torch.cat`` where the linear is, not where the cat
+was. That changes *when* tensors are read. It is sound only when, between the
+old and the new position,
+
+* the grad mode is the same (Dynamo graphs carry
+  ``torch._C._set_grad_enabled(bool)`` where it changes),
+* the autocast state is the same (``_enter_autocast`` / ``_exit_autocast``), and
+* no node writes memory or has another side effect: an in-place method or
+  function (``x.mul_()``, ``torch.relu_(x)``, ``Tensor.set_``, ``x.data = y``,
+  which Dynamo traces as ``set_``), ``out=`` or ``inplace=True`` arguments,
+  ``x[i] = v`` (``operator.setitem``), augmented assignment operators, any
+  ATen/custom op whose schema mutates an argument, a higher-order op with a
+  subgraph, and whatever ``torch.fx.Node.is_impure`` reports (random ops,
+  autocast enter/exit, ...).
+
+Such a node is a *barrier*. No alias analysis is attempted: a barrier blocks
+every move across it, whatever storage it writes, so a rewrite can never read
+a tensor at a point where its value differs from eager's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import operator
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+#: ``operator`` functions that write their first argument.
+_INPLACE_OPERATORS: frozenset[Any] = frozenset({
+    operator.setitem, operator.delitem, operator.iadd, operator.isub, operator.imul,
+    operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul,
+    operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
+})
+
+#: Device types whose autocast state is tracked.
+AUTOCAST_DEVICES: tuple[str, ...] = ("cpu", "cuda")
+
+#: Autocast dtype per device type (``None``: autocast off there), as a sorted tuple.
+AutocastState = tuple[tuple[str, torch.dtype | None], ...]
+
+
+def ambient_autocast() -> AutocastState:
+    """The autocast state of the calling thread (Dynamo traces and guards graphs under it)."""
+    return tuple(
+        (d, torch.get_autocast_dtype(d) if torch.is_autocast_enabled(d) else None) for d in AUTOCAST_DEVICES
+    )
+
+
+def _is_mutable_op(target: Any) -> bool:
+    if isinstance(target, torch._ops.OpOverload):
+        return target._schema.is_mutable
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return any(getattr(target, o)._schema.is_mutable for o in target.overloads())
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return True  # subgraphs may do anything
+    return False
+
+
+def _inplace_name(name: str) -> bool:
+    """``mul_``, ``index_add_``, ``set_``: PyTorch's naming of in-place variants."""
+    return name.endswith("_") and not name.startswith("_")
+
+
+def mutates(node: fx.Node) -> bool:
+    """True if ``node`` may write a tensor in place (see the module docstring)."""
+    if node.op == "call_method":
+        return isinstance(node.target, str) and _inplace_name(node.target)
+    if node.op == "call_module":
+        return True  # opaque
+    if node.op != "call_function":
+        return False
+    target = node.target
+    if target in _INPLACE_OPERATORS or _is_mutable_op(target):
+        return True
+    if node.kwargs.get("out") is not None or node.kwargs.get("inplace") is True:
+        return True
+    name = getattr(target, "__name__", "")
+    return isinstance(name, str) and _inplace_name(name)
+
+
+def is_barrier(node: fx.Node) -> bool:
+    """True if no computation may be moved across ``node``."""
+    if node.op in ("placeholder", "output", "get_attr"):
+        return False
+    return mutates(node) or node.is_impure()
+
+
+def _is_set_grad(node: fx.Node) -> bool:
+    return (node.op == "call_function" and node.target is torch._C._set_grad_enabled
+            and len(node.args) == 1 and isinstance(node.args[0], bool))
+
+
+def _autocast_enter(node: fx.Node) -> tuple[str, torch.dtype | None] | None:
+    """``(device_type, dtype or None when disabled)`` of an ``_enter_autocast`` node."""
+    if node.op != "call_function" or node.target is not torch.amp.autocast_mode._enter_autocast:
+        return None
+    args = list(node.args) + [None] * 4
+    device, dtype, enabled = args[0], args[1], args[2]
+    if not isinstance(device, str):
+        return None
+    if enabled is False:
+        return device, None
+    if not isinstance(dtype, torch.dtype):
+        dtype = torch.get_autocast_dtype(device)
+    return device, dtype
+
+
+def _is_autocast_exit(node: fx.Node) -> bool:
+    return node.op == "call_function" and node.target is torch.amp.autocast_mode._exit_autocast
+
+
+@dataclass(frozen=True)
+class Barrier:
+    """Why code cannot move between two positions: a node, or a state change."""
+
+    node: fx.Node | None
+    reason: str
+
+
+class GraphState:
+    """Grad mode, autocast state and barriers at every position of a graph.
+
+    Args:
+        graph: the FX graph.
+        entry_grad_mode: the grad mode on entry (the one Dynamo traced and
+            guards the graph under: the ambient mode while the backend runs,
+            or the mode at the higher-order op calling a subgraph).
+        entry_autocast: the autocast state on entry (likewise).
+    """
+
+    def __init__(self, graph: fx.Graph, entry_grad_mode: bool,
+                 entry_autocast: AutocastState | None = None) -> None:
+        self.order: dict[fx.Node, int] = {}
+        self._grad: list[bool] = []
+        self._autocast: list[AutocastState] = []
+        self._barriers: list[int] = []  # positions of barrier nodes
+        self._nodes: list[fx.Node] = []
+        grad = entry_grad_mode
+        autocast = entry_autocast if entry_autocast is not None else ambient_autocast()
+        stack: list[AutocastState] = []
+        for i, node in enumerate(graph.nodes):
+            self.order[node] = i
+            self._nodes.append(node)
+            self._grad.append(grad)
+            self._autocast.append(autocast)
+            if _is_set_grad(node):
+                grad = node.args[0]
+                continue
+            entered = _autocast_enter(node)
+            if entered is not None:
+                stack.append(autocast)
+                autocast = tuple((d, entered[1] if d == entered[0] else t) for d, t in autocast)
+            elif _is_autocast_exit(node) and stack:
+                autocast = stack.pop()
+            if is_barrier(node):
+                self._barriers.append(i)
+
+    def grad_mode_at(self, node: fx.Node) -> bool:
+        """The grad mode in effect when ``node`` runs."""
+        return self._grad[self.order[node]]
+
+    def autocast_at(self, node: fx.Node, device_type: str) -> torch.dtype | None:
+        """The autocast dtype for ``device_type`` in effect when ``node`` runs (``None``: off)."""
+        return dict(self._autocast[self.order[node]]).get(device_type)
+
+    def autocast_state_at(self, node: fx.Node) -> AutocastState:
+        return self._autocast[self.order[node]]
+
+    def barrier(self, nodes: Iterable[fx.Node], anchor: fx.Node) -> Barrier | None:
+        """Why ``nodes`` may not be evaluated at ``anchor`` instead of where they are, or ``None``.
+
+        Nodes of ``nodes`` themselves are not barriers to each other (a
+        region's own nodes); anything else strictly between a node and the
+        anchor is.
+        """
+        nodes = list(nodes)
+        own = {self.order[n] for n in nodes}
+        a = self.order[anchor]
+        for node in nodes:
+            i = self.order[node]
+            if self._grad[i] != self._grad[a]:
+                return Barrier(None, "a grad-mode change")
+            if self._autocast[i] != self._autocast[a]:
+                return Barrier(None, "an autocast change")
+            lo, hi = min(i, a), max(i, a)
+            k = bisect.bisect_right(self._barriers, lo)
+            while k < len(self._barriers) and self._barriers[k] < hi:
+                if self._barriers[k] not in own:
+                    found = self._nodes[self._barriers[k]]
+                    kind = "in-place/mutating" if mutates(found) else "side-effecting"
+                    return Barrier(found, f"{kind} node {found.name!r} ({_describe(found)})")
+                k += 1
+        return None
+
+
+def _describe(node: fx.Node) -> str:
+    target = node.target
+    if isinstance(target, str):
+        return f"Tensor.{target}" if node.op == "call_method" else target
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or str(target)
+    module = getattr(target, "__module__", None)
+    return f"{module}.{name}" if module else name
