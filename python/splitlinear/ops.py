@@ -147,5 +147,18 @@ def _wgrad_fake(grad_output: Tensor, input: Tensor, bias: bool) -> tuple[Tensor,
     return grad_output.new_empty((n, k)), grad_output.new_empty((n if bias else 0,))
 
 
+@torch.library.register_fake("splitlinear::cast_concat")
+def _cast_concat_fake(parts: Sequence[Tensor], dtype: torch.dtype) -> Tensor:
+    torch._check(len(parts) > 0, lambda: "splitlinear.cast_concat: parts must hold at least one tensor")
+    first = parts[0]
+    for i, p in enumerate(parts):
+        torch._check(
+            p.dim() == first.dim() and p.shape[1:] == first.shape[1:],
+            lambda: f"splitlinear.cast_concat: parts[{i}] has shape {tuple(p.shape)} but parts[0] has "
+            f"{tuple(first.shape)} (all but dim 0 must agree)",
+        )
+    return first.new_empty((sum(p.shape[0] for p in parts), *first.shape[1:]), dtype=dtype)
+
+
 # The autograd formula lives in the op library (C++, ``LinearFunction`` in
 # lib/Torch/SplitLinearOps.cpp): a training step pays no Python on its hot path.

@@ -29,8 +29,10 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.data_ptr() == b.data_ptr() and a.shape == b.shape
 
 
-@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
-@pytest.mark.parametrize("case", ["frozen-weights", "input-no-grad", "all-trainable", "only-bias"])
+@pytest.mark.parametrize("case, bias", [
+    (case, bias) for case in ("frozen-weights", "input-no-grad", "all-trainable", "only-bias")
+    for bias in (True, False) if case != "only-bias" or bias  # only-bias needs a bias
+])
 def test_saves_only_what_backward_reads(op: object, device: str, case: str, bias: bool) -> None:
     torch.manual_seed(110)
     x = randn(4, 3, 8, device=device).requires_grad_(case != "input-no-grad")
@@ -39,8 +41,6 @@ def test_saves_only_what_backward_reads(op: object, device: str, case: str, bias
     bs = [randn(n, device=device).requires_grad_() for n in (4, 6)] if bias else None
     if case == "only-bias":
         x.requires_grad_(False)
-        if not bias:
-            pytest.skip("nothing requires grad")
 
     out: list[torch.Tensor] = []
     saved = _saved(lambda: out.append(op.linear(x, ws, bs)))
