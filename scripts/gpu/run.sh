@@ -2,7 +2,8 @@
 # Runs on the H200 machine (through the device tool, with `.carry` carried):
 # unpacks the bundle from scripts/gpu/pack.sh, builds the CUDA runtime from
 # source there, runs the runtime's unit tests, the C API test, the op-vs-
-# PyTorch check, the pytest suite (cpu and cuda) and the benchmark. Every
+# PyTorch check, the pytest suite (cpu and cuda), the benchmarks and the
+# training-recipe benchmark (RUN_<PART>=0 skips a part). Every
 # result lands in $OUT (default: ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -66,6 +67,12 @@ if [ "${RUN_PROFILE:-1}" = 1 ]; then
   grep -E "^====|Self CUDA time total|gemm|Kernel|kernel|cutlass|sm90" "$OUT/profile.txt" | head -60
 fi
 
+
+if [ "${RUN_RECIPE:-1}" = 1 ]; then
+  echo "== training recipe (bf16 autocast, gradient checkpointing, AdamW), large config"
+  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 python3 bench/bench_recipe.py --device cuda \
+    --size large --json "$OUT/recipe.json" 2>&1 | tee "$OUT/recipe.txt" | grep -v Warning
+fi
 
 if [ "${RUN_DEMO:-1}" = 1 ]; then
   echo "== real models (transformers), large config, bf16"
