@@ -1,6 +1,7 @@
 //===- CPURuntime.cpp - CPU backend (OpenBLAS) ------------------*- C++ -*-===//
 //
-// GEMM through cblas_sgemm / cblas_dgemm in row-major order, element copies
+// GEMM through cblas_sgemm / cblas_dgemm in row-major order (or the
+// context's CPU GEMM hook: the torch op library runs them on ATen), element copies
 // with conversion, and the default host allocator. bf16 and fp16 GEMMs go
 // through fp32 temporaries (fp32 accumulation, one rounding to nearest even on
 // store), which is what the CUDA backend computes too. Bias row sums
@@ -36,18 +37,39 @@ CBLAS_TRANSPOSE blasTrans(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
 }
 
-/// Row-major D[M, N] = op(A) op(B) + beta D on BLAS-typed operands.
-void blasGemm(const StoredMatrix &A, const StoredMatrix &B, const float *a,
-              int64_t lda, const float *b, int64_t ldb, int64_t M, int64_t N,
-              int64_t K, float beta, float *d, int64_t ldd) {
+/// Calls the context's CPU GEMM hook; false when there is none.
+bool hookGemm(slinrt_context &ctx, slinrt_dtype dtype, const StoredMatrix &A,
+              const StoredMatrix &B, const void *a, int64_t lda, const void *b,
+              int64_t ldb, int64_t M, int64_t N, int64_t K, double beta,
+              void *d, int64_t ldd) {
+  if (!ctx.cpuGemm)
+    return false;
+  if (ctx.cpuGemm(ctx.cpuGemmUser, dtype, A.trans ? 1 : 0, B.trans ? 1 : 0, M,
+                  N, K, a, lda, b, ldb, beta, d, ldd) != 0)
+    raise(SLINRT_ERROR_UNSUPPORTED, "the CPU GEMM hook failed (M = ", M,
+          ", N = ", N, ", K = ", K, ")");
+  return true;
+}
+
+/// Row-major D[M, N] = op(A) op(B) + beta D on BLAS-typed operands, through
+/// the context's hook when it has one.
+void blasGemm(slinrt_context &ctx, const StoredMatrix &A, const StoredMatrix &B,
+              const float *a, int64_t lda, const float *b, int64_t ldb,
+              int64_t M, int64_t N, int64_t K, float beta, float *d,
+              int64_t ldd) {
+  if (hookGemm(ctx, SLINRT_F32, A, B, a, lda, b, ldb, M, N, K, beta, d, ldd))
+    return;
   cblas_sgemm(CblasRowMajor, blasTrans(A.trans), blasTrans(B.trans),
               blasInt(M, "M"), blasInt(N, "N"), blasInt(K, "K"), 1.0f, a,
               blasInt(lda, "lda"), b, blasInt(ldb, "ldb"), beta, d,
               blasInt(ldd, "ldd"));
 }
-void blasGemm(const StoredMatrix &A, const StoredMatrix &B, const double *a,
-              int64_t lda, const double *b, int64_t ldb, int64_t M, int64_t N,
-              int64_t K, double beta, double *d, int64_t ldd) {
+void blasGemm(slinrt_context &ctx, const StoredMatrix &A, const StoredMatrix &B,
+              const double *a, int64_t lda, const double *b, int64_t ldb,
+              int64_t M, int64_t N, int64_t K, double beta, double *d,
+              int64_t ldd) {
+  if (hookGemm(ctx, SLINRT_F64, A, B, a, lda, b, ldb, M, N, K, beta, d, ldd))
+    return;
   cblas_dgemm(CblasRowMajor, blasTrans(A.trans), blasTrans(B.trans),
               blasInt(M, "M"), blasInt(N, "N"), blasInt(K, "K"), 1.0, a,
               blasInt(lda, "lda"), b, blasInt(ldb, "ldb"), beta, d,
@@ -97,7 +119,7 @@ void fillRows(T *d, int64_t ldd, int64_t M, int64_t N, const T *bias) {
 }
 
 /// GEMM for the BLAS types float and double, straight on the operands.
-template <typename T> void gemmNative(const GemmProblem &p) {
+template <typename T> void gemmNative(slinrt_context &ctx, const GemmProblem &p) {
   const T *a = reinterpret_cast<const T *>(p.A.data);
   const T *b = reinterpret_cast<const T *>(p.B.data);
   T *d = reinterpret_cast<T *>(p.D);
@@ -117,7 +139,7 @@ template <typename T> void gemmNative(const GemmProblem &p) {
              withBias ? reinterpret_cast<const T *>(p.bias) : nullptr);
   if (p.K == 0)
     return;
-  blasGemm(p.A, p.B, a, p.A.ld, b, p.B.ld, p.M, p.N, p.K,
+  blasGemm(ctx, p.A, p.B, a, p.A.ld, b, p.B.ld, p.M, p.N, p.K,
            withBias || accumulate ? 1 : 0, d, p.ldd);
 }
 
@@ -132,7 +154,7 @@ template <typename T> std::vector<float> widenToFloat(const StoredMatrix &m) {
 }
 
 /// GEMM for bf16 / fp16 through fp32 temporaries.
-template <typename T> void gemmWidened(const GemmProblem &p) {
+template <typename T> void gemmWidened(slinrt_context &ctx, const GemmProblem &p) {
   if (p.M == 0)
     return;
   std::vector<float> a = widenToFloat<T>(p.A);
@@ -159,7 +181,7 @@ template <typename T> void gemmWidened(const GemmProblem &p) {
   }
   if (p.K > 0) {
     std::vector<float> b = widenToFloat<T>(p.B);
-    blasGemm(p.A, p.B, a.data(), denseA.ld, b.data(),
+    blasGemm(ctx, p.A, p.B, a.data(), denseA.ld, b.data(),
              std::max<int64_t>(p.B.cols, 1), p.M, p.N, p.K,
              withBias || accumulate ? 1.0f : 0.0f, d.data(), p.N);
   }
@@ -193,16 +215,15 @@ void cpu::gemm(slinrt_context &ctx, slinrt_dtype dtype,
                const slinrt_memref2d *A, const slinrt_memref2d *B,
                const slinrt_memref2d *D, const slinrt_memref1d *bias,
                int32_t transA, int32_t transB, int32_t epilogue) {
-  (void)ctx;
   GemmProblem p =
       makeGemmProblem(dtype, A, B, D, bias, transA, transB, epilogue);
   dispatchDtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, float>::value ||
                   std::is_same<T, double>::value)
-      gemmNative<T>(p);
+      gemmNative<T>(ctx, p);
     else
-      gemmWidened<T>(p);
+      gemmWidened<T>(ctx, p);
   });
 }
 

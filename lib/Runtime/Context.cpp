@@ -193,6 +193,17 @@ void slinrt_context_set_allocator(slinrt_context *ctx, slinrt_alloc_fn alloc,
       /*evenAfterError=*/true);
 }
 
+void slinrt_context_set_cpu_gemm(slinrt_context *ctx, slinrt_cpu_gemm_fn gemm,
+                                 void *user) {
+  guardedCall(
+      ctx, "slinrt_context_set_cpu_gemm",
+      [&](slinrt_context &c) {
+        c.cpuGemm = gemm;
+        c.cpuGemmUser = gemm ? user : nullptr;
+      },
+      /*evenAfterError=*/true);
+}
+
 void slinrt_context_set_allow_tf32(slinrt_context *ctx, int allow) {
   guardedCall(
       ctx, "slinrt_context_set_allow_tf32",

@@ -129,6 +129,10 @@ struct slinrt_context {
   bool allowTF32 = false;
   bool isDefault = false;
 
+  /// CPU GEMM hook (slinrt_context_set_cpu_gemm); null: the runtime's BLAS.
+  slinrt_cpu_gemm_fn cpuGemm = nullptr;
+  void *cpuGemmUser = nullptr;
+
   slinrt_alloc_fn allocFn = nullptr;
   slinrt_free_fn freeFn = nullptr;
   void *allocUser = nullptr;

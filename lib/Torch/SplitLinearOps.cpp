@@ -122,11 +122,48 @@ void cachingFree(void *, void *ptr, int, void *) noexcept {
 }
 #endif
 
+/// The runtime's CPU GEMMs, run by ATen (`at::mm_out` / `addmm_`): PyTorch's
+/// BLAS on PyTorch's intra-op thread pool, so the op follows
+/// `torch.set_num_threads` and never adds a second pool (OpenBLAS's own
+/// threads spinning against PyTorch's OpenMP workers made the CPU op 4-15x
+/// slower than `F.linear` on a 2-core machine). See slinrt_cpu_gemm_fn for
+/// the contract.
+int atenCpuGemm(void *, slinrt_dtype dtype, int transA, int transB, int64_t m,
+                int64_t n, int64_t k, const void *a, int64_t lda,
+                const void *b, int64_t ldb, double beta, void *d,
+                int64_t ldd) noexcept {
+  try {
+    at::TensorOptions options =
+        at::TensorOptions().dtype(dtype == SLINRT_F64 ? at::kDouble : at::kFloat);
+    auto operand = [&](const void *p, int64_t rows, int64_t cols, bool trans,
+                       int64_t ld) {
+      return at::from_blob(const_cast<void *>(p), {rows, cols},
+                           trans ? at::IntArrayRef{1, ld} : at::IntArrayRef{ld, 1},
+                           options);
+    };
+    at::Tensor out = at::from_blob(d, {m, n}, {ldd, 1}, options);
+    at::Tensor lhs = operand(a, m, k, transA != 0, lda);
+    at::Tensor rhs = operand(b, k, n, transB != 0, ldb);
+    if (beta == 0)
+      at::mm_out(out, lhs, rhs);
+    else
+      out.addmm_(lhs, rhs);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
 /// The runtime context of this thread for `device`, bound to the current
 /// stream. Contexts carry sticky error state, hence one per thread.
 slinrt_context *contextFor(const at::Device &device, const char *op) {
   if (device.is_cpu()) {
-    thread_local ContextPtr cpu(slinrt_context_create_cpu());
+    thread_local ContextPtr cpu([] {
+      slinrt_context *ctx = slinrt_context_create_cpu();
+      if (ctx)
+        slinrt_context_set_cpu_gemm(ctx, atenCpuGemm, nullptr);
+      return ctx;
+    }());
     TORCH_CHECK(cpu, op, ": could not create the CPU runtime context");
     return cpu.get();
   }

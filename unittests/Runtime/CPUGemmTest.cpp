@@ -339,6 +339,81 @@ TEST(CPUGemm, NullContextUsesDefaultContext) {
                             SLINRT_F32, 3));
 }
 
+/// A CPU GEMM hook computing in double, counting its calls (and failing when
+/// told to), for the hook tests below.
+struct HookState {
+  int calls = 0;
+  bool fail = false;
+};
+int countingGemm(void *user, slinrt_dtype dtype, int transA, int transB,
+                 int64_t M, int64_t N, int64_t K, const void *A, int64_t lda,
+                 const void *B, int64_t ldb, double beta, void *D,
+                 int64_t ldd) {
+  auto *state = static_cast<HookState *>(user);
+  ++state->calls;
+  if (state->fail || dtype != SLINRT_F32)
+    return 1;
+  auto *a = static_cast<const float *>(A);
+  auto *b = static_cast<const float *>(B);
+  auto *d = static_cast<float *>(D);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double sum = beta * d[m * ldd + n];
+      for (int64_t k = 0; k < K; ++k)
+        sum += double(transA ? a[k * lda + m] : a[m * lda + k]) *
+               double(transB ? b[n * ldb + k] : b[k * ldb + n]);
+      d[m * ldd + n] = float(sum);
+    }
+  return 0;
+}
+
+TEST(CPUGemm, HookRunsTheGemmsWithTheirEpilogues) {
+  ContextHolder ctx(slinrt_context_create_cpu());
+  HookState state;
+  slinrt_context_set_cpu_gemm(ctx, countingGemm, &state);
+  std::mt19937_64 rng(12);
+  // bf16 goes through float32 temporaries: the hook sees float32 too.
+  for (slinrt_dtype dtype : {SLINRT_F32, SLINRT_BF16}) {
+    TestMatrix x = TestMatrix::rowMajor(dtype, 5, 7);
+    TestMatrix W = TestMatrix::rowMajor(dtype, 6, 7);
+    TestMatrix y = TestMatrix::rowMajor(dtype, 5, 6);
+    TestVector b(dtype, 6, 1, 0);
+    x.fillRandom(rng);
+    W.fillRandom(rng);
+    b.fillRandom(rng);
+    int before = state.calls;
+    cpuGemm(dtype)(ctx, x.ref(), W.ref(), y.ref(), b.ref(), 0, 1,
+                   SLINRT_EPILOGUE_BIAS);
+    ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+        << slinrt_context_error(ctx);
+    EXPECT_EQ(state.calls, before + 1);
+    Reference ref =
+        referenceGemm(x, W, false, true, 5, 6, 7, SLINRT_EPILOGUE_BIAS, &b);
+    for (int m = 0; m < 5; ++m)
+      for (int n = 0; n < 6; ++n)
+        EXPECT_TRUE(closeEnough(y.get(m, n), ref.d[m * 6 + n],
+                                ref.dMagnitude[m * 6 + n], dtype, 7));
+  }
+  // A failing hook is an error of the context, not a crash or a silent result.
+  state.fail = true;
+  TestMatrix A = TestMatrix::rowMajor(SLINRT_F32, 2, 3);
+  TestMatrix B = TestMatrix::rowMajor(SLINRT_F32, 3, 2);
+  TestMatrix D = TestMatrix::rowMajor(SLINRT_F32, 2, 2);
+  _mlir_ciface_slinrt_cpu_gemm_f32(ctx, A.ref(), B.ref(), D.ref(), nullptr, 0,
+                                   0, SLINRT_EPILOGUE_NONE);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("CPU GEMM hook"),
+            std::string::npos);
+  // NULL restores the runtime's own BLAS.
+  slinrt_context_clear_error(ctx);
+  slinrt_context_set_cpu_gemm(ctx, nullptr, nullptr);
+  int calls = state.calls;
+  _mlir_ciface_slinrt_cpu_gemm_f32(ctx, A.ref(), B.ref(), D.ref(), nullptr, 0,
+                                   0, SLINRT_EPILOGUE_NONE);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK);
+  EXPECT_EQ(state.calls, calls);
+}
+
 TEST(CPUGemm, ContextsWorkFromSeveralThreads) {
   std::vector<std::thread> threads;
   std::vector<int> failures(4, 0);

@@ -129,6 +129,24 @@ SLINRT_EXPORT void slinrt_context_set_allocator(slinrt_context *ctx,
                                                 slinrt_alloc_fn alloc,
                                                 slinrt_free_fn free,
                                                 void *user);
+/// A CPU GEMM in float32 (`dtype` SLINRT_F32) or float64 (SLINRT_F64),
+/// row-major: `D[M, N] = op(A) · op(B) + beta · D` with `op(A)` `[M, K]` stored
+/// as `A` (`[M, K]`, or `[K, M]` when `transA`) with row stride `lda`, and
+/// likewise `B`; `beta` is 0 or 1. Returns 0 on success; anything else is
+/// recorded as SLINRT_ERROR_UNSUPPORTED. Lets a host library run the CPU GEMMs
+/// on its own BLAS and thread pool (PyTorch's), so two thread pools never
+/// compete for the cores.
+typedef int (*slinrt_cpu_gemm_fn)(void *user, slinrt_dtype dtype, int transA,
+                                  int transB, int64_t M, int64_t N, int64_t K,
+                                  const void *A, int64_t lda, const void *B,
+                                  int64_t ldb, double beta, void *D,
+                                  int64_t ldd);
+/// Installs the CPU GEMM of a CPU context (NULL restores the default, the
+/// runtime's own CPU BLAS). Epilogues, conversions and copies stay in the
+/// runtime; only the float32/float64 GEMM calls go to `gemm`.
+SLINRT_EXPORT void slinrt_context_set_cpu_gemm(slinrt_context *ctx,
+                                               slinrt_cpu_gemm_fn gemm,
+                                               void *user);
 /// Allows TF32 for fp32 GEMMs on CUDA (CUBLAS_COMPUTE_32F_FAST_TF32).
 SLINRT_EXPORT void slinrt_context_set_allow_tf32(slinrt_context *ctx,
                                                  int allow);
