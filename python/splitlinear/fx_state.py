@@ -9,12 +9,16 @@ old and the new position,
   ``torch._C._set_grad_enabled(bool)`` where it changes),
 * the autocast state is the same (``_enter_autocast`` / ``_exit_autocast``), and
 * no node writes memory or has another side effect: an in-place method or
-  function (``x.mul_()``, ``torch.relu_(x)``, ``Tensor.set_``, ``x.data = y``,
-  which Dynamo traces as ``set_``), ``out=`` or ``inplace=True`` arguments,
-  ``x[i] = v`` (``operator.setitem``), augmented assignment operators, any
-  ATen/custom op whose schema mutates an argument, a higher-order op with a
-  subgraph, and whatever ``torch.fx.Node.is_impure`` reports (random ops,
-  autocast enter/exit, ...).
+  function (``x.mul_()``, ``torch.relu_(x)``, ``torch._foreach_mul_``,
+  ``Tensor.set_``, ``x.data = y``, which Dynamo traces as ``set_``), ``out=``
+  or ``inplace=True`` arguments (by keyword or by position, as
+  ``nn.LeakyReLU(inplace=True)`` passes it), ``x[i] = v``
+  (``operator.setitem``), augmented assignment operators (also written out,
+  ``x.__iadd__(y)``), any ATen/custom op whose schema mutates an argument, a
+  higher-order op with a subgraph, a function from outside torch kept opaque
+  in the graph (``torch.compiler.allow_in_graph``), the enter/exit of a
+  context manager (``inference_mode``, autocast), and whatever
+  ``torch.fx.Node.is_impure`` reports (random ops, ...).
 
 Such a node is a *barrier*. No alias analysis is attempted: a barrier blocks
 every move across it, whatever storage it writes, so a rewrite can never read
@@ -24,6 +28,7 @@ a tensor at a point where its value differs from eager's.
 from __future__ import annotations
 
 import bisect
+import inspect
 import operator
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,15 +68,54 @@ def _is_mutable_op(target: Any) -> bool:
     return False
 
 
+#: Tensor methods of Python's in-place operators (``x.__iadd__(y)`` written out).
+_INPLACE_DUNDERS: frozenset[str] = frozenset(
+    f"__{op.__name__.strip('_')}__" for op in _INPLACE_OPERATORS
+)
+
+#: Modules whose functions are judged by name and arguments; a function from
+#: any other module (user code kept opaque, e.g. ``torch.compiler.allow_in_graph``)
+#: may do anything and is a barrier.
+_KNOWN_MODULES: tuple[str, ...] = ("torch", "_operator", "operator", "builtins", "math", "splitlinear")
+
+
 def _inplace_name(name: str) -> bool:
-    """``mul_``, ``index_add_``, ``set_``: PyTorch's naming of in-place variants."""
-    return name.endswith("_") and not name.startswith("_")
+    """``mul_``, ``index_add_``, ``_foreach_mul_``, ``set_``: PyTorch's naming of
+    in-place variants (dunders such as ``__iadd__`` are matched separately)."""
+    return name.endswith("_") and not name.endswith("__")
+
+
+_SIGNATURES: dict[Any, inspect.Signature | None] = {}
+
+
+def _signature(target: Any) -> inspect.Signature | None:
+    if target not in _SIGNATURES:
+        try:
+            _SIGNATURES[target] = inspect.signature(target)
+        except (TypeError, ValueError):  # builtins without a Python signature
+            _SIGNATURES[target] = None
+    return _SIGNATURES[target]
+
+
+def _bound_flag(node: fx.Node, name: str) -> Any:
+    """The value of parameter ``name`` of the call, positional or keyword (``None`` if unknown)."""
+    if name in node.kwargs:
+        return node.kwargs[name]
+    signature = _signature(node.target)
+    if signature is None or name not in signature.parameters:
+        return None
+    try:
+        bound = signature.bind(*node.args, **node.kwargs)
+    except TypeError:
+        return None
+    return bound.arguments.get(name)
 
 
 def mutates(node: fx.Node) -> bool:
     """True if ``node`` may write a tensor in place (see the module docstring)."""
     if node.op == "call_method":
-        return isinstance(node.target, str) and _inplace_name(node.target)
+        name = node.target
+        return isinstance(name, str) and (_inplace_name(name) or name in _INPLACE_DUNDERS)
     if node.op == "call_module":
         return True  # opaque
     if node.op != "call_function":
@@ -79,17 +123,27 @@ def mutates(node: fx.Node) -> bool:
     target = node.target
     if target in _INPLACE_OPERATORS or _is_mutable_op(target):
         return True
-    if node.kwargs.get("out") is not None or node.kwargs.get("inplace") is True:
+    if node.kwargs.get("out") is not None or _bound_flag(node, "inplace") is True:
         return True
     name = getattr(target, "__name__", "")
-    return isinstance(name, str) and _inplace_name(name)
+    if isinstance(name, str) and (_inplace_name(name) or name in _INPLACE_DUNDERS):
+        return True
+    module = getattr(target, "__module__", None)
+    return isinstance(module, str) and not module.split(".")[0] in _KNOWN_MODULES
+
+
+def _is_mode_switch(node: fx.Node) -> bool:
+    """``_enter_*`` / ``_exit_*`` calls of context managers Dynamo keeps in the graph
+    (``inference_mode``, autocast, ...): a region never spans one."""
+    name = getattr(node.target, "__name__", "") if node.op == "call_function" else ""
+    return isinstance(name, str) and (name.startswith("_enter_") or name.startswith("_exit_"))
 
 
 def is_barrier(node: fx.Node) -> bool:
     """True if no computation may be moved across ``node``."""
     if node.op in ("placeholder", "output", "get_attr"):
         return False
-    return mutates(node) or node.is_impure()
+    return mutates(node) or _is_mode_switch(node) or node.is_impure()
 
 
 def _is_set_grad(node: fx.Node) -> bool:

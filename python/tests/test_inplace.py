@@ -74,10 +74,41 @@ def _view_copy(t: torch.Tensor, other: torch.Tensor) -> None:
     t.view(-1)[:3].fill_(0.25)  # through a view of the tensor
 
 
+def _inplace_positional(t: torch.Tensor, other: torch.Tensor) -> None:
+    F.leaky_relu(t, 0.1, True)
+
+
+_LEAKY = torch.nn.LeakyReLU(0.1, inplace=True)  # passes inplace by position
+
+
+def _inplace_module(t: torch.Tensor, other: torch.Tensor) -> None:
+    _LEAKY(t)
+
+
+def _iadd_dunder(t: torch.Tensor, other: torch.Tensor) -> None:
+    t.__iadd__(other)
+
+
+def _foreach(t: torch.Tensor, other: torch.Tensor) -> None:
+    torch._foreach_mul_([t], 2.0)
+
+
+@torch.compiler.allow_in_graph
+def _opaque_scale(t: torch.Tensor) -> torch.Tensor:
+    t.mul_(2)
+    return t
+
+
+def _allow_in_graph(t: torch.Tensor, other: torch.Tensor) -> None:
+    _opaque_scale(t)
+
+
 MUTATIONS: dict[str, Mutation] = {
     "mul_": _mul_, "add_": _add_, "Tensor.mul_": _tensor_fn, "copy_": _copy_, "index_add_": _index_add_,
     "out=": _out, "set_": _set_, ".data=": _data, "setitem": _setitem, "relu_": _relu_,
     "inplace=True": _inplace_kwarg, "+=": _iadd, "view.fill_": _view_copy,
+    "inplace-positional": _inplace_positional, "nn.LeakyReLU(inplace=True)": _inplace_module,
+    "__iadd__": _iadd_dunder, "_foreach_mul_": _foreach, "allow_in_graph": _allow_in_graph,
 }
 
 # pattern -> (function of (mutation, x, wa, wb, ba, bb, other), index of the mutated argument)
@@ -192,3 +223,32 @@ def test_rejection_names_the_mutating_node(op: object) -> None:
         torch.compile(lambda *a: _siblings_input(_mul_, *a), backend=backend, fullgraph=True)(*args)
     (plan,) = plans
     assert any("in-place/mutating node 'mul_'" in r.reason for r in plan.rejections), plan.rejections
+
+
+def test_inference_mode_block_is_a_barrier(op: object) -> None:
+    """A sibling inside ``torch.inference_mode()`` is not fused with one outside: its
+    output must stay out of autograd, as in eager. (Eager fallback only:
+    ``backend="inductor"`` itself cannot compile an inference_mode block.)"""
+    torch.manual_seed(92)
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k = torch.nn.Linear(8, 6), torch.nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            q = self.q(x)
+            with torch.inference_mode():
+                k = self.k(x)
+            return q + k.clone().sum()
+
+    model = Model()
+    x = randn(6, 8).requires_grad_()
+    torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(x).sum().backward()
+    got = (x.grad.clone(), model.q.weight.grad.clone(), model.k.weight.grad)
+    x.grad, model.q.weight.grad = None, None
+    model(x).sum().backward()
+    torch.testing.assert_close(got[0], x.grad)
+    torch.testing.assert_close(got[1], model.q.weight.grad)
+    assert got[2] is None and model.k.weight.grad is None
+    assert splitlinear.stats()["regions_matched"] == 0
