@@ -8,8 +8,16 @@ stay as they were: only each Parameter's storage changes (``p.data = view``).
 
 Behaviour to know:
   * A group whose weights differ in dtype, device or column count, whose biases
-    are present on some members only, or that shares a Parameter with a group
-    packed before it, is skipped (reported in ``PackReport.skipped``, logged).
+    are present on some members only, that shares a Parameter with a group
+    packed before it, whose weight or bias is parametrized or not a Parameter
+    of its module (``weight_norm``, ``register_parametrization``: computed on
+    every call, nothing to move), or that shares storage with a tensor outside
+    the group (a view of another module's weight), is skipped (reported in
+    ``PackReport.skipped`` with the reason, logged).
+  * With the default groups, a model without Llama/Qwen2/Mistral/Phi-style
+    sibling names packs nothing and warns so; pass ``groups=``.
+  * Works under ``torch.no_grad()`` and ``torch.inference_mode()``: the new
+    buffers are normal tensors, so the model can still be trained.
   * Tied weights (one Parameter registered in several modules) stay tied: the
     Parameter object is kept, only its storage moves.
   * ``load_state_dict`` afterwards copies into the packed storage in place, so
@@ -23,11 +31,13 @@ Behaviour to know:
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 logger = logging.getLogger("splitlinear")
 
@@ -64,19 +74,58 @@ def find_sibling_groups(module: nn.Module) -> list[list[str]]:
 
 
 def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
-    """Copies ``params`` into one new flat buffer and points each at its slice."""
+    """Copies ``params`` into one new flat buffer and points each at its slice.
+
+    The buffer is a normal tensor even under ``torch.inference_mode()``
+    (an inference tensor could never be trained afterwards)."""
     first = params[0]
     trailing = first.shape[1:]
     total = sum(p.shape[0] for p in params)
-    buffer = torch.empty((total, *trailing), dtype=first.dtype, device=first.device)
+    with torch.inference_mode(False):
+        buffer = torch.empty((total, *trailing), dtype=first.dtype, device=first.device)
     offset = 0
-    with torch.no_grad():
+    with torch.inference_mode(False), torch.no_grad():
         for p in params:
             n = p.shape[0]
             view = buffer[offset : offset + n]
             view.copy_(p)
             p.data = view
             offset += n
+
+
+def _check_members(names: Sequence[str], linears: Sequence[nn.Linear]) -> str | None:
+    """Why a member's weight or bias cannot be moved, or None: it must be a
+    Parameter registered on the module itself, not computed on every call."""
+    for name, lin in zip(names, linears):
+        for attr in ("weight", "bias"):
+            if attr == "bias" and lin.bias is None:
+                continue
+            if parametrize.is_parametrized(lin, attr):
+                return f"{name}.{attr} is parametrized (computed from other tensors on every call)"
+            value = getattr(lin, attr)
+            if not isinstance(value, nn.Parameter) or lin._parameters.get(attr) is not value:
+                return (f"{name}.{attr} is not a Parameter of the module (computed by a hook, "
+                        "e.g. torch.nn.utils.weight_norm)")
+    return None
+
+
+def _storage_key(t: torch.Tensor) -> tuple[torch.device, int] | None:
+    storage = t.untyped_storage()
+    if storage.nbytes() == 0:
+        return None
+    return t.device, storage.data_ptr()
+
+
+def _shared_outside(params: Sequence[torch.Tensor], owners: dict[tuple[torch.device, int], list[tuple[str, int]]]
+                    ) -> str | None:
+    """A tensor outside ``params`` that shares storage with one of them (its name), or None."""
+    ids = {id(p) for p in params}
+    for p in params:
+        key = _storage_key(p)
+        for name, other in owners.get(key, []) if key is not None else []:
+            if other not in ids:
+                return name
+    return None
 
 
 def _check_group(linears: Sequence[nn.Linear]) -> str | None:
@@ -117,7 +166,22 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
     report = PackReport()
     names = dict(module.named_modules())
     seen: set[int] = set()
-    for group in find_sibling_groups(module) if groups is None else groups:
+    if groups is None:
+        groups = find_sibling_groups(module)
+        if not groups:
+            message = (f"pack_parameters: found no sibling projections in {type(module).__name__} "
+                       f"(looked for {', '.join('/'.join(g) for g in DEFAULT_SIBLINGS)}); nothing packed. "
+                       "Name the groups: pack_parameters(model, groups=[['attn.q', 'attn.k', 'attn.v'], ...])")
+            warnings.warn(message, stacklevel=2)
+            logger.warning("%s", message)
+            return report
+    # Which tensors (by storage) the module holds, to refuse views of others' storage.
+    owners: dict[tuple[torch.device, int], list[tuple[str, int]]] = {}
+    for tensor_name, tensor in [*module.named_parameters(), *module.named_buffers()]:
+        key = _storage_key(tensor)
+        if key is not None:
+            owners.setdefault(key, []).append((tensor_name, id(tensor)))
+    for group in groups:
         group = list(group)
         linears = []
         for name in group:
@@ -125,8 +189,16 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             if not isinstance(lin, nn.Linear):
                 raise ValueError(f"pack_parameters: {name!r} is not an nn.Linear submodule of the module")
             linears.append(lin)
+        reason = _check_members(group, linears)
+        if reason is not None:
+            logger.warning("pack_parameters: skipping %s: %s", group, reason)
+            report.skipped.append((group, reason))
+            continue
         params = [lin.weight for lin in linears] + [lin.bias for lin in linears if lin.bias is not None]
         reason = _check_group(linears)
+        if reason is None and (other := _shared_outside(params, owners)) is not None:
+            reason = (f"shares storage with {other!r} outside the group (a view of another tensor): "
+                      "moving it would untie them")
         if reason is None and len({id(p) for p in params}) != len(params):
             reason = "a Parameter appears twice in the group"
         if reason is None and any(id(p) in seen for p in params):

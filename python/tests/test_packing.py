@@ -3,8 +3,10 @@ one storage while Parameter objects, names, values and optimizers keep working."
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 import splitlinear
 
@@ -85,3 +87,85 @@ def test_compiled_packed_model_takes_the_view(op) -> None:
     torch.testing.assert_close(compiled(x), ref, rtol=1e-5, atol=1e-5)
     stats = splitlinear.stats()
     assert stats["regions_matched"] == 1 and stats["views"] >= 1 and stats["cats"] == 0
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
+def test_packing_under_no_grad_or_inference_mode_keeps_the_model_trainable(mode: str) -> None:
+    torch.manual_seed(1)
+    context = torch.no_grad if mode == "no_grad" else torch.inference_mode
+    reference = Attention(bias=True)
+    model = Attention(bias=True)
+    model.load_state_dict(reference.state_dict())
+    with context():
+        report = splitlinear.pack_parameters(model)
+    assert report.packed == [["q_proj", "k_proj", "v_proj"]]
+    assert not any(p.is_inference() for p in model.parameters())
+    assert _storage(model.q_proj.weight) == _storage(model.v_proj.weight)
+    x = torch.randn(3, 16)
+    model(x).square().sum().backward()
+    reference(x).square().sum().backward()
+    for (name, p), q in zip(reference.named_parameters(), model.parameters()):
+        torch.testing.assert_close(q.grad, p.grad, msg=name)
+
+
+def _orthogonal_like(module: nn.Linear) -> None:
+    class Double(nn.Module):
+        def forward(self, w: torch.Tensor) -> torch.Tensor:
+            return 2 * w
+
+    parametrize.register_parametrization(module, "weight", Double())
+
+
+@pytest.mark.parametrize("how", ["register_parametrization", "parametrizations.weight_norm",
+                                 "utils.weight_norm"])
+def test_computed_weights_are_skipped_with_a_reason(how: str) -> None:
+    model = Attention(bias=False)
+    if how == "register_parametrization":
+        _orthogonal_like(model.k_proj)
+    elif how == "parametrizations.weight_norm":
+        torch.nn.utils.parametrizations.weight_norm(model.k_proj)
+    else:
+        with pytest.warns(FutureWarning):
+            torch.nn.utils.weight_norm(model.k_proj)
+    before = {name: _storage(p) for name, p in model.named_parameters()}
+    x = torch.randn(3, 16)
+    expected = model(x)
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == []
+    ((group, reason),) = report.skipped
+    assert group == ["q_proj", "k_proj", "v_proj"] and "k_proj.weight" in reason
+    assert ("parametrized" in reason) == (how != "utils.weight_norm")
+    assert {name: _storage(p) for name, p in model.named_parameters()} == before  # nothing moved
+    torch.testing.assert_close(model(x), expected)
+
+
+def test_views_of_another_modules_storage_are_skipped() -> None:
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(32, 16)
+            self.attn = Attention(bias=False)
+
+    model = Model()
+    model.attn.k_proj.weight = nn.Parameter(model.embed.weight.data[:8])  # a view of embed's weight
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == []
+    ((_, reason),) = report.skipped
+    assert "embed.weight" in reason
+    assert model.attn.k_proj.weight.data_ptr() == model.embed.weight.data_ptr()  # still tied
+
+
+def test_unknown_model_warns_and_named_groups_pack() -> None:
+    class Odd(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.left = nn.Linear(16, 8)
+            self.right = nn.Linear(16, 4)
+
+    model = Odd()
+    with pytest.warns(UserWarning, match="found no sibling projections in Odd"):
+        report = splitlinear.pack_parameters(model)
+    assert report.packed == [] and report.skipped == []
+    report = splitlinear.pack_parameters(model, groups=[["left", "right"]])
+    assert report.packed == [["left", "right"]]
+    assert _storage(model.left.weight) == _storage(model.right.weight)
