@@ -20,6 +20,13 @@ Behaviour to know:
     buffers are normal tensors, so the model can still be trained.
   * Tied weights (one Parameter registered in several modules) stay tied: the
     Parameter object is kept, only its storage moves.
+  * Saving and loading: ``state_dict()`` presents each packed weight and bias as
+    a tensor of its own (an alias of the Parameter's memory whose storage is
+    exactly its elements, made through DLPack: no copy), so every checkpoint
+    writer sees what it would see for the unpacked model —
+    ``safetensors.torch.save_model``/``load_model``, ``save_file(state_dict)``,
+    ``torch.save(state_dict)`` (one entry per name, not the shared buffer under
+    each) and transformers ``save_pretrained`` — with the same names and values.
   * ``load_state_dict`` afterwards copies into the packed storage in place, so
     the parts stay adjacent. ``load_state_dict(..., assign=True)``, ``.to()``,
     ``.cuda()``, ``.half()`` and the like give each Parameter a storage of its
@@ -34,6 +41,7 @@ import logging
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
@@ -71,6 +79,45 @@ def find_sibling_groups(module: nn.Module) -> list[list[str]]:
                 prefix = f"{name}." if name else ""
                 groups.append([prefix + c for c in pattern])
     return groups
+
+
+#: Attribute marking a module whose state-dict post hook is installed.
+_HOOK_MARK = "_splitlinear_state_dict_hook"
+
+
+def _whole(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as a tensor whose storage is exactly its own elements, without a copy.
+
+    A packed Parameter is a view of a shared buffer; checkpoint writers that
+    insist on tensors covering their whole storage (``safetensors.torch.save_model``
+    / ``load_model``) refuse such views, and ``torch.save`` would write the whole
+    buffer under every name. A DLPack round trip gives an alias with a storage
+    object of its own over the same memory (it keeps ``t`` alive): values and
+    writes are shared with the Parameter, as for any state-dict entry."""
+    if t.device.type not in ("cpu", "cuda") or t.requires_grad or not t.is_contiguous():
+        return t
+    storage = t.untyped_storage()
+    if t.data_ptr() == storage.data_ptr() and t.nbytes == storage.nbytes():
+        return t
+    return torch.from_dlpack(t)
+
+
+def _present_parts_whole(module: nn.Module, state_dict: dict[str, Any], prefix: str,
+                         local_metadata: dict[str, Any]) -> None:
+    """State-dict post hook of a packed ``nn.Linear``: its weight and bias entries
+    become whole-storage aliases (:func:`_whole`). Entries kept as Parameters
+    (``state_dict(keep_vars=True)``) are left alone."""
+    for name in ("weight", "bias"):
+        key = prefix + name
+        value = state_dict.get(key)
+        if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
+            state_dict[key] = _whole(value)
+
+
+def _install_state_dict_hook(module: nn.Module) -> None:
+    if not getattr(module, _HOOK_MARK, False):
+        module.register_state_dict_post_hook(_present_parts_whole)
+        setattr(module, _HOOK_MARK, True)
 
 
 def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
@@ -210,6 +257,8 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         _pack_tensors([lin.weight for lin in linears])
         if linears[0].bias is not None:
             _pack_tensors([lin.bias for lin in linears])
+        for lin in linears:
+            _install_state_dict_hook(lin)
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)
