@@ -92,6 +92,9 @@ typedef struct SlinKernelSpec {
                                   GEMM per part instead of copying the
                                   weights (dgrad accumulates into dx); 0:
                                   never */
+  const char *dump_dir;        /* slinKernelCompile writes the kernel IR and
+                                  the IR after every pass here; NULL or "":
+                                  $SPLITLINEAR_DUMP_DIR if set, else none */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public

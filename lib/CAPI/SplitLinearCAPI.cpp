@@ -305,9 +305,13 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
   }
   std::string ir = printModule(**module);
   std::string pipeline = pipelineFor(*spec);
-  // SPLITLINEAR_DUMP_DIR: the kernel IR and the IR after every pass.
+  // The kernel IR and the IR after every pass: where the caller says (the
+  // compile that asked for it), else where the user's environment says.
   std::unique_ptr<llvm::raw_fd_ostream> irLog;
-  if (const char *dir = std::getenv("SPLITLINEAR_DUMP_DIR"); dir && *dir) {
+  const char *dir = spec->dump_dir && *spec->dump_dir
+                        ? spec->dump_dir
+                        : std::getenv("SPLITLINEAR_DUMP_DIR");
+  if (dir && *dir) {
     static std::atomic<int> counter{0};
     std::string stem = std::string(dir) + "/kernel-" +
                        std::to_string(static_cast<long>(::getpid())) + "-" +

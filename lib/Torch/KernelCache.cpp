@@ -92,10 +92,13 @@ size_t cacheSize() {
   return cache().map.size();
 }
 
-std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
+std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
+                                        const std::string &dumpDir) {
   size_t limit = capacity(); // raises a bad SPLITLINEAR_KERNEL_CACHE_SIZE first
   Cache &c = cache();
-  {
+  // A compile that asks for dumps compiles even a cached signature (and
+  // replaces the cached kernel), so its dump directory gets every kernel.
+  if (dumpDir.empty()) {
     std::lock_guard<std::mutex> lock(c.mutex);
     auto it = c.map.find(key);
     if (it != c.map.end()) {
@@ -116,6 +119,7 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
   spec.target = key.target;
   spec.alignment = 16;
   spec.per_part_max_rows = key.perPartMaxRows;
+  spec.dump_dir = dumpDir.empty() ? nullptr : dumpDir.c_str();
   void (*entry)(void **) = nullptr;
   char *error = nullptr;
   SlinEngine engine = slinKernelCompile(&spec, &entry, &error);
@@ -128,8 +132,12 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key) {
   auto kernel = std::make_shared<const Kernel>(engine, entry);
   std::lock_guard<std::mutex> lock(c.mutex);
   auto it = c.map.find(key);
-  if (it != c.map.end())
-    return it->second.first;
+  if (it != c.map.end()) {
+    if (dumpDir.empty())
+      return it->second.first;
+    c.order.erase(it->second.second);
+    c.map.erase(it);
+  }
   c.order.push_front(key);
   c.map.emplace(key, std::make_pair(kernel, c.order.begin()));
   while (c.map.size() > limit) {

@@ -55,7 +55,8 @@ private:
 /// included) when compilation fails. Thread-safe. At most `capacity()`
 /// kernels stay cached (least recently used ones are dropped; a kernel in use
 /// stays alive through its shared_ptr).
-std::shared_ptr<const Kernel> getKernel(const KernelKey &key);
+std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
+                                        const std::string &dumpDir = {});
 
 /// How the calls of one op combined the weight parts: in place (a view),
 /// copied (a cat), or one GEMM per part.

@@ -14,7 +14,8 @@
 //   linear_wgrad(Tensor grad_output, Tensor input, bool bias)
 //       -> (Tensor [N, K], Tensor [N] or [0])
 //   precompile(ScalarType dtype, Device device, int num_parts, bool bias,
-//              bool training) -> ()   (compile ahead of the first call)
+//              bool training, str? dump_dir=None) -> ()   (compile ahead of
+//              the first call; with dump_dir, recompile and dump each kernel)
 //   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
 //                                  cache_hits, evictions, cache_size,
 //                                  dgrad_views, dgrad_cats,
@@ -531,9 +532,12 @@ linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
 
 /// Compiles (and caches) the kernels `linear` needs for a signature, so that
 /// a backend can pay the compile at graph-compile time rather than at the
-/// first call: fprop, and with `training` also dgrad and wgrad.
+/// first call: fprop, and with `training` also dgrad and wgrad. With
+/// `dumpDir`, each kernel is compiled even if cached, writing its IR and the
+/// IR after every pass there (the backend passes its compile's dump_dir).
 void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
-                bool bias, bool training) {
+                bool bias, bool training, std::optional<std::string> dumpDir) {
+  std::string dump = dumpDir.value_or("");
   constexpr const char *op = "splitlinear.precompile";
   int32_t code = dtypeCode(dtype);
   TORCH_CHECK(code >= 0, op, ": dtype ", dtype,
@@ -554,14 +558,14 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
     thresholds = target == 0 ? std::vector<int64_t>{kCPUPerPartMaxRows}
                              : std::vector<int64_t>{kPerPartEveryM, 0};
   for (int64_t threshold : thresholds)
-    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, threshold});
+    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, threshold}, dump);
   if (!training)
     return;
   for (int64_t threshold : thresholds)
-    getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target, threshold});
-  getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target});
+    getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target, threshold}, dump);
+  getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target}, dump);
   if (bias) // a run of parts without trainable biases
-    getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target});
+    getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target}, dump);
 }
 
 //===----------------------------------------------------------------------===//
@@ -612,7 +616,7 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("linear_wgrad(Tensor grad_output, Tensor input, bool bias) -> "
         "(Tensor, Tensor)");
   m.def("precompile(ScalarType dtype, Device device, int num_parts, bool bias, "
-        "bool training) -> ()",
+        "bool training, str? dump_dir=None) -> ()",
         &precompile);
   m.def("runtime_counters() -> int[]", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);

@@ -204,19 +204,24 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
     return inductor(gm, list(example_inputs))
 
 
-def _precompile(regions: list) -> None:
+def _precompile(regions: list, dump_dir: str | None) -> None:
     """Compiles each region's kernels now (graph-compile time), not at the
-    first call: forward always, backward ones when grad mode is on."""
+    first call: forward always, backward ones when grad mode is on. The
+    kernels' dtype is the input's, or under autocast the autocast dtype (the
+    op's Autocast kernel casts). With ``dump_dir`` the kernels write their IR
+    there: the dump is scoped to this compile, never set process-wide."""
     if not regions:
         return
     from . import ops
 
     for region in regions:
-        val = region.input.meta.get("val")
-        if val is None:
+        val = node_value(region.input)
+        if not isinstance(val, torch.Tensor):
             continue
-        ops.precompile(val.dtype, val.device, len(region.weight_parts),
-                       region.bias_parts is not None, torch.is_grad_enabled())
+        autocast = region.sites[0].autocast
+        dtype = autocast[1] if autocast is not None else val.dtype
+        ops.precompile(dtype, val.device, len(region.weight_parts),
+                       region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
 
 
 def splitlinear_backend(
@@ -251,9 +256,6 @@ def splitlinear_backend(
     dump_dir = opts.resolved_dump_dir()
     if dump_dir:
         _write_dump(dump_dir, f"graph_{graph_id}_before.txt", gm.print_readable(print_output=False))
-        # The op library's kernel compiles read this: kernel IR and the IR
-        # after every pass land next to the FX graphs.
-        os.environ["SPLITLINEAR_DUMP_DIR"] = dump_dir
 
     plan = rewrite_graph(gm, example_inputs, opts, graph_id=graph_id)
     n_linears = sum(len(r.sites) for r in plan.regions)
@@ -261,7 +263,8 @@ def splitlinear_backend(
     _bump("linears_fused", n_linears)
     _bump("candidates_rejected", len(plan.rejections))
 
-    _precompile(plan.regions)
+    # Kernel IR and the IR after every pass land next to the FX graphs.
+    _precompile(plan.regions, dump_dir)
 
     if dump_dir:
         header = "".join(f"# splitlinear: matched {r.describe()}\n" for r in plan.regions)

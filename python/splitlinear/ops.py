@@ -17,6 +17,7 @@ biases still get bias gradients.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import torch
@@ -61,16 +62,19 @@ def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | Non
 
 
 def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, bias: bool,
-               training: bool) -> None:
+               training: bool, dump_dir: str | None = None) -> None:
     """JIT-compiles (and caches) the kernels :func:`linear` will need for this
     signature — forward, and with ``training`` also the input- and weight-gradient
-    kernels — so the first call does not pay the compile.
+    kernels — so the first call does not pay the compile. With ``dump_dir``,
+    each kernel is compiled even if cached and writes its IR and the IR after
+    every pass into ``dump_dir`` (nothing else is dumped there later).
 
     Raises:
         RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, or when
             the compiler fails (the message holds the IR and a repro command).
     """
-    torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training)
+    torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training,
+                                     None if dump_dir is None else os.fspath(dump_dir))
 
 
 def runtime_counters() -> dict[str, int]:

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
+import torch
 from _models import CatLinear, SiblingQKV
 from _util import compile_sl, op_runs, randn
 
@@ -91,3 +92,24 @@ def test_dump_dir(op: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, v
     text = after[0].read_text()
     assert "splitlinear: matched vertical region" in text
     assert "= torch.cat(" not in text and "linear(l_x_, [" in text
+
+
+def test_dump_dir_is_scoped_to_its_compile(op: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``options={"dump_dir": d}`` dumps that compile's graphs and kernels into ``d``;
+    it sets nothing process-wide, so a later compile without it writes nothing."""
+    monkeypatch.delenv("SPLITLINEAR_DUMP_DIR", raising=False)
+    first = tmp_path / "first"
+    compiled = compile_sl(CatLinear(16, [8, 8], dtype=torch.float64), dump_dir=str(first))
+    compiled(randn(2, 16, dtype=torch.float64))
+    kernels = [p for p in first.glob("kernel-*.mlir") if not p.name.endswith(".passes.mlir")]
+    assert kernels and "slin.linear" in kernels[0].read_text()
+    assert len(list(first.glob("graph_*_before.txt"))) == 1
+    assert "SPLITLINEAR_DUMP_DIR" not in os.environ
+
+    files = sorted(first.iterdir())
+    torch._dynamo.reset()
+    # Another signature (so kernels are compiled again), without dump_dir.
+    later = compile_sl(CatLinear(16, [4, 4, 4], dtype=torch.float64))
+    later(randn(3, 16, dtype=torch.float64)).sum()
+    assert sorted(first.iterdir()) == files, "a later compile without dump_dir wrote files"
+    assert splitlinear.stats()["compiles"] > 0
