@@ -74,6 +74,13 @@ if [ "${RUN_RECIPE:-1}" = 1 ]; then
     --size large --json "$OUT/recipe.json" 2>&1 | tee "$OUT/recipe.txt" | grep -v Warning
 fi
 
+if [ "${RUN_DIST:-0}" = 1 ]; then
+  # Needs 2 GPUs (nvidia-h200-x2).
+  echo "== DDP and FSDP2 on $(nvidia-smi -L | wc -l) GPUs"
+  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor-dist timeout 400 torchrun --nproc_per_node=2 \
+    bench/dist_train.py --json "$OUT/dist.json" 2>&1 | grep -v Warning | tee "$OUT/dist.txt" | tail -12
+fi
+
 if [ "${RUN_DEMO:-1}" = 1 ]; then
   echo "== real models (transformers), large config, bf16"
   timeout 300 python3 -m splitlinear.demo --device cuda --size large --dtype bfloat16 \
