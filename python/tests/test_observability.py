@@ -102,7 +102,7 @@ def test_dump_dir_is_scoped_to_its_compile(op: object, tmp_path: Path, monkeypat
     compiled = compile_sl(CatLinear(16, [8, 8], dtype=torch.float64), dump_dir=str(first))
     compiled(randn(2, 16, dtype=torch.float64))
     kernels = [p for p in first.glob("kernel-*.mlir") if not p.name.endswith(".passes.mlir")]
-    assert kernels and "slin.linear" in kernels[0].read_text()
+    assert any("slin.linear ins(" in k.read_text() for k in kernels)  # the forward kernel among them
     assert len(list(first.glob("graph_*_before.txt"))) == 1
     assert "SPLITLINEAR_DUMP_DIR" not in os.environ
 
