@@ -99,7 +99,10 @@ def _whole(t: torch.Tensor) -> torch.Tensor:
     storage = t.untyped_storage()
     if t.data_ptr() == storage.data_ptr() and t.nbytes == storage.nbytes():
         return t
-    return torch.from_dlpack(t)
+    try:
+        return torch.from_dlpack(t)
+    except (RuntimeError, TypeError, BufferError):  # a dtype DLPack cannot carry
+        return t
 
 
 def _present_parts_whole(module: nn.Module, state_dict: dict[str, Any], prefix: str,
