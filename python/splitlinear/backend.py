@@ -220,8 +220,11 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
             continue
         autocast = region.sites[0].autocast
         dtype = autocast[1] if autocast is not None else val.dtype
-        ops.precompile(dtype, val.device, len(region.weight_parts),
-                       region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
+        try:
+            ops.precompile(dtype, val.device, len(region.weight_parts),
+                           region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
+        except RuntimeError as exc:  # e.g. a device the op does not run on: the call will say so
+            logger.warning("splitlinear: precompiling %s failed: %s", region.describe(), exc)
 
 
 def splitlinear_backend(
