@@ -37,43 +37,31 @@ CBLAS_TRANSPOSE blasTrans(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
 }
 
-/// Calls the context's CPU GEMM hook; false when there is none.
-bool hookGemm(slinrt_context &ctx, slinrt_dtype dtype, const StoredMatrix &A,
-              const StoredMatrix &B, const void *a, int64_t lda, const void *b,
-              int64_t ldb, int64_t M, int64_t N, int64_t K, double beta,
-              void *d, int64_t ldd) {
-  if (!ctx.cpuGemm)
-    return false;
-  if (ctx.cpuGemm(ctx.cpuGemmUser, dtype, A.trans ? 1 : 0, B.trans ? 1 : 0, M,
-                  N, K, a, lda, b, ldb, beta, d, ldd) != 0)
-    raise(SLINRT_ERROR_UNSUPPORTED, "the CPU GEMM hook failed (M = ", M,
-          ", N = ", N, ", K = ", K, ")");
-  return true;
-}
-
-/// Row-major D[M, N] = op(A) op(B) + beta D on BLAS-typed operands, through
-/// the context's hook when it has one.
+/// Row-major D[M, N] = op(A) op(B) + beta D on BLAS-typed operands (float or
+/// double): through the context's CPU GEMM hook when it has one, else CPU BLAS.
+template <typename T>
 void blasGemm(slinrt_context &ctx, const StoredMatrix &A, const StoredMatrix &B,
-              const float *a, int64_t lda, const float *b, int64_t ldb,
-              int64_t M, int64_t N, int64_t K, float beta, float *d,
-              int64_t ldd) {
-  if (hookGemm(ctx, SLINRT_F32, A, B, a, lda, b, ldb, M, N, K, beta, d, ldd))
+              const T *a, int64_t lda, const T *b, int64_t ldb, int64_t M,
+              int64_t N, int64_t K, T beta, T *d, int64_t ldd) {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "BLAS types only");
+  if (ctx.cpuGemm) {
+    slinrt_dtype dtype = std::is_same<T, float>::value ? SLINRT_F32 : SLINRT_F64;
+    if (ctx.cpuGemm(ctx.cpuGemmUser, dtype, A.trans ? 1 : 0, B.trans ? 1 : 0, M,
+                    N, K, a, lda, b, ldb, beta, d, ldd) != 0)
+      raise(SLINRT_ERROR_UNSUPPORTED, "the CPU GEMM hook failed (M = ", M,
+            ", N = ", N, ", K = ", K, ")");
     return;
-  cblas_sgemm(CblasRowMajor, blasTrans(A.trans), blasTrans(B.trans),
-              blasInt(M, "M"), blasInt(N, "N"), blasInt(K, "K"), 1.0f, a,
-              blasInt(lda, "lda"), b, blasInt(ldb, "ldb"), beta, d,
-              blasInt(ldd, "ldd"));
-}
-void blasGemm(slinrt_context &ctx, const StoredMatrix &A, const StoredMatrix &B,
-              const double *a, int64_t lda, const double *b, int64_t ldb,
-              int64_t M, int64_t N, int64_t K, double beta, double *d,
-              int64_t ldd) {
-  if (hookGemm(ctx, SLINRT_F64, A, B, a, lda, b, ldb, M, N, K, beta, d, ldd))
-    return;
-  cblas_dgemm(CblasRowMajor, blasTrans(A.trans), blasTrans(B.trans),
-              blasInt(M, "M"), blasInt(N, "N"), blasInt(K, "K"), 1.0, a,
-              blasInt(lda, "lda"), b, blasInt(ldb, "ldb"), beta, d,
-              blasInt(ldd, "ldd"));
+  }
+  auto gemm = [](auto... args) {
+    if constexpr (std::is_same<T, float>::value)
+      cblas_sgemm(args...);
+    else
+      cblas_dgemm(args...);
+  };
+  gemm(CblasRowMajor, blasTrans(A.trans), blasTrans(B.trans), blasInt(M, "M"),
+       blasInt(N, "N"), blasInt(K, "K"), T(1), a, blasInt(lda, "lda"), b,
+       blasInt(ldb, "ldb"), beta, d, blasInt(ldd, "ldd"));
 }
 
 /// bias[m] = sum_k op(A)[m, k] over a stored matrix of type T, in double.
@@ -140,7 +128,7 @@ template <typename T> void gemmNative(slinrt_context &ctx, const GemmProblem &p)
   if (p.K == 0)
     return;
   blasGemm(ctx, p.A, p.B, a, p.A.ld, b, p.B.ld, p.M, p.N, p.K,
-           withBias || accumulate ? 1 : 0, d, p.ldd);
+           T(withBias || accumulate ? 1 : 0), d, p.ldd);
 }
 
 /// Copies a stored matrix of T into a dense float matrix (ld = cols).
