@@ -8,7 +8,7 @@
 //   slin-elide-concat{remarks=true}
 //   slin-expand-linear
 //   splitlinear-pipeline{target=cpu}
-//   splitlinear-pipeline{target=cuda alignment=64 per-part-max-rows=8}
+//   splitlinear-pipeline{target=cuda alignment=64}
 //
 // A pass may fail (that is a diagnostic, not a bug), but the project's
 // passes must leave IR that verifies: the pass manager verifies after every
@@ -61,7 +61,7 @@ constexpr const char *kPipelines[] = {
     "slin-elide-concat{remarks=true}",
     "slin-expand-linear",
     "splitlinear-pipeline{target=cpu}",
-    "splitlinear-pipeline{target=cuda alignment=64 per-part-max-rows=8}",
+    "splitlinear-pipeline{target=cuda alignment=64}",
 };
 
 /// The dialects, interfaces and passes of splitlinear-opt, built once.

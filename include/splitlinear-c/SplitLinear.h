@@ -76,6 +76,17 @@ typedef enum SlinKernelKind {
   SLIN_KERNEL_WGRAD = 2,
 } SlinKernelKind;
 
+/// How an FPROP or DGRAD kernel call combined its weight parts, as the
+/// kernel returns it: used in place (one part, or adjacent parts), copied
+/// into one buffer, or one GEMM per part. Parts that are not adjacent are
+/// copied or kept per part as the runtime context decides
+/// (`slinrt_prefer_per_part`, `slinrt_context_set_per_part_max_rows`).
+typedef enum SlinKernelPath {
+  SLIN_PATH_VIEW = 0,
+  SLIN_PATH_COPY = 1,
+  SLIN_PATH_PER_PART = 2,
+} SlinKernelPath;
+
 /// What a kernel is compiled for. Dims are dynamic: one kernel serves all
 /// shapes of a signature. Element types use slinrt_dtype (Runtime.h).
 typedef struct SlinKernelSpec {
@@ -87,11 +98,6 @@ typedef struct SlinKernelSpec {
   const int32_t *bias_dtypes;  /* num_parts entries, or NULL: all `dtype` */
   int32_t target;              /* 0 = cpu (BLAS), 1 = cuda (cuBLASLt) */
   int64_t alignment;           /* bytes a zero-copy view must be aligned to */
-  int64_t per_part_max_rows;   /* FPROP, DGRAD: non-adjacent parts and at
-                                  most this many input (dgrad: dy) rows: one
-                                  GEMM per part instead of copying the
-                                  weights (dgrad accumulates into dx); 0:
-                                  never */
   const char *dump_dir;        /* slinKernelCompile writes the kernel IR and
                                   the IR after every pass here; NULL or "":
                                   $SPLITLINEAR_DUMP_DIR if set, else none */
@@ -100,9 +106,11 @@ typedef struct SlinKernelSpec {
 /// The `slin` IR of the kernel `spec` describes, as text: one public
 /// function `slin_kernel` with `llvm.emit_c_interface`, taking the context
 /// (`!llvm.ptr {slin.context}`) and then strided memrefs:
-///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y
-///   DGRAD: dy, w_0..w_{n-1}, dx
+///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y   -> i32 (a SlinKernelPath)
+///   DGRAD: dy, w_0..w_{n-1}, dx                 -> i32 (a SlinKernelPath)
 ///   WGRAD: dy, x, dw, [db]
+/// Through the packed entry point, an FPROP/DGRAD kernel writes its path to
+/// the int32_t that the last element of `args` points to.
 /// Returns NULL with `*error` on an invalid spec.
 SLIN_CAPI_EXPORT char *slinKernelBuildIR(const SlinKernelSpec *spec,
                                          char **error);

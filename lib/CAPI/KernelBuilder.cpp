@@ -4,7 +4,9 @@
 // function that the torch op (and anything else asking for a kernel of a
 // signature) compiles. Dims are dynamic and layouts fully strided, so one
 // kernel serves every shape and storage layout of its signature; whether the
-// parts are adjacent is decided inside by the checked view.
+// parts are adjacent is decided inside by the checked view, and how parts
+// that are not are combined by the runtime (strategy `auto`). FPROP and DGRAD
+// kernels return the path they took.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,12 @@
 #include "splitlinear/Runtime/Runtime.h"
 
 using namespace mlir;
+
+// The kernel returns the dialect's path; the C API names the same numbers.
+static_assert(static_cast<int>(slin::Path::view) == SLIN_PATH_VIEW &&
+                  static_cast<int>(slin::Path::copy) == SLIN_PATH_COPY &&
+                  static_cast<int>(slin::Path::per_part) == SLIN_PATH_PER_PART,
+              "slin::Path and SlinKernelPath must agree");
 
 namespace {
 FailureOr<Type> elementTypeOf(MLIRContext *ctx, int32_t dtype) {
@@ -66,9 +74,6 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
   if (spec.alignment <= 0 || (spec.alignment & (spec.alignment - 1)))
     return fail("alignment must be a positive power of two, got " +
                 Twine(spec.alignment));
-  if (spec.per_part_max_rows < 0)
-    return fail("per_part_max_rows must be >= 0, got " +
-                Twine(spec.per_part_max_rows));
   auto partTypes = [&](const int32_t *dtypes, int64_t rank)
       -> FailureOr<SmallVector<Type>> {
     SmallVector<Type> types;
@@ -125,25 +130,35 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
     return fail("invalid kernel kind " + Twine(int(spec.kind)));
   }
 
+  // FPROP and DGRAD report the path they took (a SlinKernelPath).
+  SmallVector<Type> resultTypes;
+  if (usesParts)
+    resultTypes.push_back(b.getI32Type());
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(b, loc, "slin_kernel",
-                                   b.getFunctionType(argTypes, {}));
+                                   b.getFunctionType(argTypes, resultTypes));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
   func.setArgAttr(0, "slin.context", b.getUnitAttr());
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   ValueRange args = body->getArguments().drop_front();
   int64_t n = spec.num_parts;
+  Value path;
   switch (spec.kind) {
   case SLIN_KERNEL_FPROP: {
     ValueRange weights = args.slice(1, n);
     ValueRange biases = spec.has_bias ? args.slice(1 + n, n) : ValueRange{};
-    slin::LinearOp::create(b, loc, args.front(), weights, biases, args.back());
+    path = slin::LinearOp::create(b, loc, b.getI32Type(), args.front(),
+                                  weights, biases, args.back(),
+                                  slin::Strategy::automatic)
+               .getPath();
     break;
   }
   case SLIN_KERNEL_DGRAD:
-    slin::LinearDgradOp::create(b, loc, args.front(), args.slice(1, n),
-                                args.back());
+    path = slin::LinearDgradOp::create(b, loc, b.getI32Type(), args.front(),
+                                       args.slice(1, n), args.back(),
+                                       slin::Strategy::automatic)
+               .getPath();
     break;
   case SLIN_KERNEL_WGRAD: {
     // dW = dyᵀ · x; the bias gradient is fused into the same GEMM.
@@ -155,7 +170,7 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
     break;
   }
   }
-  func::ReturnOp::create(b, loc);
+  func::ReturnOp::create(b, loc, path ? ValueRange{path} : ValueRange{});
   if (failed(verify(*module)))
     return fail("internal error: the kernel IR does not verify");
   return module;

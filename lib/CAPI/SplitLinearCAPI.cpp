@@ -142,6 +142,7 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   };
 #define SLIN_ADD(NAME) add(#NAME, reinterpret_cast<void *>(&NAME));
   SLIN_ADD(slinrt_default_context)
+  SLIN_ADD(slinrt_prefer_per_part)
   SLIN_ADD(_mlir_ciface_slinrt_cpu_alloc)
   SLIN_ADD(_mlir_ciface_slinrt_cpu_free)
   SLIN_ADD(_mlir_ciface_slinrt_cuda_alloc)
@@ -187,8 +188,7 @@ SlinEngine createEngine(ModuleOp module, int optLevel, std::string &error) {
 std::string pipelineFor(const SlinKernelSpec &spec) {
   return "builtin.module(splitlinear-pipeline{target=" +
          std::string(spec.target == 1 ? "cuda" : "cpu") +
-         " alignment=" + std::to_string(spec.alignment) +
-         " per-part-max-rows=" + std::to_string(spec.per_part_max_rows) + "})";
+         " alignment=" + std::to_string(spec.alignment) + "})";
 }
 } // namespace
 

@@ -139,6 +139,9 @@ struct slinrt_context {
 
   slinrt::CudaState *cuda = nullptr;
 
+  /// slinrt_context_set_per_part_max_rows; -1: the target's cost model.
+  int64_t perPartMaxRows = -1;
+
   struct Counters {
     std::atomic<int64_t> gemms{0}, epilogueFallbacks{0}, algoCacheHits{0},
         algoCacheMisses{0}, copies{0}, allocs{0}, copies2d{0};

@@ -20,7 +20,7 @@ namespace splitlinear {
 bool KernelKey::operator==(const KernelKey &o) const {
   return kind == o.kind && dtype == o.dtype && partDtypes == o.partDtypes &&
          biasDtypes == o.biasDtypes && hasBias == o.hasBias &&
-         target == o.target && perPartMaxRows == o.perPartMaxRows;
+         target == o.target;
 }
 
 namespace {
@@ -28,8 +28,6 @@ struct KeyHash {
   size_t operator()(const KernelKey &k) const {
     size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
                                     int64_t(k.hasBias) << 16 ^ k.target);
-    // Mixed in separately: shifting the threshold (up to 2^62) would overflow.
-    h = h * 1000003u ^ std::hash<int64_t>()(k.perPartMaxRows);
     for (int32_t d : k.partDtypes)
       h = h * 1000003u ^ std::hash<int32_t>()(d);
     for (int32_t d : k.biasDtypes)
@@ -62,9 +60,7 @@ OpCounters &counters() {
 
 /// 256 kernels, or SPLITLINEAR_KERNEL_CACHE_SIZE (read once). A kernel is one
 /// JIT-compiled module (about 0.2 s to compile) per KernelKey: kind, dtypes,
-/// number of parts, bias, target and per-part threshold (two variants of a
-/// signature on CUDA with the automatic choice), so real models need a few
-/// dozen.
+/// number of parts, bias and target, so real models need a few dozen.
 size_t capacity() {
   static const size_t value = static_cast<size_t>(integerFromEnv(
       "SPLITLINEAR_KERNEL_CACHE_SIZE", 256, 1, "a positive integer"));
@@ -118,7 +114,6 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
   spec.bias_dtypes = key.biasDtypes.empty() ? nullptr : key.biasDtypes.data();
   spec.target = key.target;
   spec.alignment = 16;
-  spec.per_part_max_rows = key.perPartMaxRows;
   spec.dump_dir = dumpDir.empty() ? nullptr : dumpDir.c_str();
   void (*entry)(void **) = nullptr;
   char *error = nullptr;

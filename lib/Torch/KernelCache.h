@@ -1,7 +1,7 @@
 //===- KernelCache.h - compiled kernels of the torch op ---------*- C++ -*-===//
 //
 // A bounded cache of JIT-compiled kernels keyed by signature (kind, dtypes,
-// part count, bias presence, target) and per-part threshold. Compiling
+// part count, bias presence, target). Compiling
 // happens on the first call of a key (or ahead of time, through
 // `splitlinear::precompile`); every later call is a hash lookup.
 //
@@ -28,8 +28,6 @@ struct KernelKey {
   std::vector<int32_t> biasDtypes;
   bool hasBias;
   int32_t target;
-  /// FPROP/DGRAD: one GEMM per part for at most this many rows (0: never).
-  int64_t perPartMaxRows = 0;
   bool operator==(const KernelKey &other) const;
 };
 
@@ -42,7 +40,8 @@ public:
   Kernel(const Kernel &) = delete;
   Kernel &operator=(const Kernel &) = delete;
   /// Calls the kernel; `args[0]` points to the context, then one pointer to
-  /// each memref descriptor pointer.
+  /// each memref descriptor pointer, then (FPROP, DGRAD) one to the int32_t
+  /// the kernel writes its SlinKernelPath to.
   void operator()(void **args) const { entry(args); }
 
 private:

@@ -16,9 +16,9 @@
 //   precompile(ScalarType dtype, Device device, int num_parts, bool bias,
 //              bool training, str? dump_dir=None) -> ()   (compile ahead of
 //              the first call; with dump_dir, recompile and dump each kernel)
-//   runtime_counters() -> int[]   (views, cats, per_part_gemms, compiles,
-//                                  cache_hits, evictions, cache_size,
-//                                  dgrad_views, dgrad_cats,
+//   runtime_counters() -> Dict(str, int)   (views, cats, per_part_gemms,
+//                                  compiles, cache_hits, evictions,
+//                                  cache_size, dgrad_views, dgrad_cats,
 //                                  dgrad_per_part_gemms)
 //   reset_runtime_counters() -> ()
 //   set_per_part_max_rows(int rows) -> int   (previous value; -1: automatic;
@@ -275,6 +275,30 @@ std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
   return out;
 }
 
+/// When the weight parts are not adjacent, the kernel either runs one GEMM
+/// per part into column blocks of the output, or copies the parts into one
+/// buffer and runs one GEMM; it asks the runtime context which, on every call
+/// (slinrt_prefer_per_part, lib/Runtime/Strategy.cpp, holds the cost model).
+/// This is what the op sets on the context before each call:
+/// SPLITLINEAR_PER_PART_MAX_ROWS (read once, at the first call) or
+/// set_per_part_max_rows (>= 0: one GEMM per part for inputs of at most that
+/// many rows; 0 turns the per-part path off), or -1, the default, for the
+/// runtime's automatic choice. It applies to fprop (rows of the input) and
+/// dgrad (rows of dy), and changes no kernel.
+constexpr int64_t kAutoPerPartMaxRows = -1;
+
+std::atomic<int64_t> &perPartMaxRows() {
+  static std::atomic<int64_t> value{[] {
+    const char *name = "SPLITLINEAR_PER_PART_MAX_ROWS";
+    const char *env = std::getenv(name);
+    if (env && std::string(env) == "auto")
+      return kAutoPerPartMaxRows;
+    return splitlinear::integerFromEnv(name, kAutoPerPartMaxRows, 0,
+                                       "'auto' or an integer >= 0");
+  }()};
+  return value;
+}
+
 /// Runs `kernel` on descriptors (2-D first, then 1-D, in argument order given
 /// by `order`: 2 for a matrix, 1 for a vector) and updates the counters.
 struct Call {
@@ -295,7 +319,8 @@ struct Call {
     vectors.push_back(descriptor1d(v));
     order.push_back(1);
   }
-  /// `paths`: where to count the path the call took (none: not counted).
+  /// `paths`: where to count the path the call took, which an FPROP/DGRAD
+  /// kernel returns (null for WGRAD, which has no parts).
   void run(const KernelKey &key, slinrt_context *ctx, const char *op,
            splitlinear::PathCounters *paths) {
     std::shared_ptr<const splitlinear::Kernel> kernel = getKernel(key);
@@ -310,20 +335,30 @@ struct Call {
     args.push_back(&ctx);
     for (void *&p : pointers)
       args.push_back(&p);
-    slinrt_counters before = slinrt_context_counters(ctx);
+    int32_t path = SLIN_PATH_VIEW;
+    if (paths) {
+      args.push_back(&path);
+      // The kernel asks the context how to combine parts that are not
+      // adjacent (slinrt_prefer_per_part): the user's threshold or the
+      // target's cost model.
+      slinrt_context_set_per_part_max_rows(
+          ctx, perPartMaxRows().load(std::memory_order_relaxed));
+    }
     (*kernel)(args.data());
     checkContext(ctx, op);
     if (!paths)
       return;
-    slinrt_counters after = slinrt_context_counters(ctx);
-    // The weights decide the path: a bias copy alone (biases in separate
-    // storages) is not a cat of the weights.
-    if (after.copies_2d > before.copies_2d)
+    switch (path) {
+    case SLIN_PATH_COPY:
       paths->cats.fetch_add(1, std::memory_order_relaxed);
-    else if (after.gemms - before.gemms > 1)
+      break;
+    case SLIN_PATH_PER_PART:
       paths->perPartGemms.fetch_add(1, std::memory_order_relaxed);
-    else
+      break;
+    default:
       paths->views.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
   }
 };
 
@@ -332,66 +367,6 @@ struct Call {
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
 int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
-
-/// When the weight parts are not adjacent, the kernel either runs one GEMM
-/// per part into column blocks of the output, or copies the parts into one
-/// buffer and runs one GEMM; it takes the per-part path for inputs of at most
-/// `per_part_max_rows` rows (a constant compiled into the kernel, so each
-/// value has its own kernels). This is that value for each call:
-/// SPLITLINEAR_PER_PART_MAX_ROWS (read once, at the first call) or
-/// set_per_part_max_rows (>= 0: that threshold; 0 turns the per-part path
-/// off), or -1, the default, for the automatic choice (autoPerPartMaxRows).
-/// It applies to fprop (rows of the input) and dgrad (rows of dy).
-constexpr int64_t kAutoPerPartMaxRows = -1;
-/// Thresholds of the automatic choice: per part at every M, and the CPU's.
-constexpr int64_t kPerPartEveryM = int64_t(1) << 62;
-constexpr int64_t kCPUPerPartMaxRows = 64;
-
-std::atomic<int64_t> &perPartMaxRows() {
-  static std::atomic<int64_t> value{[] {
-    const char *name = "SPLITLINEAR_PER_PART_MAX_ROWS";
-    const char *env = std::getenv(name);
-    if (env && std::string(env) == "auto")
-      return kAutoPerPartMaxRows;
-    return splitlinear::integerFromEnv(name, kAutoPerPartMaxRows, 0,
-                                       "'auto' or an integer >= 0");
-  }()};
-  return value;
-}
-
-/// Automatic per-part threshold. On CUDA it does not depend on M: on an H200
-/// (bench/bench_per_part.py, bench/results/2026-11-30-h200/per-part.txt, bf16,
-/// M = 1..8192) one GEMM per part beat the copy at every M for 2-3 parts of
-/// 3.6-400 MB (1.04x at M = 8192 up to 5.4x at decode), and lost at every M
-/// for 8-16 parts of 0.25-1 MB (0.67-0.93x). A cost model fitted to those
-/// runs: per-part pays a cuBLASLt launch (~9.5 us of host time) per extra
-/// part; the copy pays a copy kernel (~4.6 us) per part plus moving the
-/// weights twice (read + write) at ~1.6 TB/s. The per-part path is taken
-/// (threshold "every M") when it is the cheaper one, else never (0). On the
-/// CPU the old fixed threshold of 64 rows stays (not measured there).
-int64_t autoPerPartMaxRows(const at::Tensor &input, at::TensorList weight) {
-  if (!input.is_cuda())
-    return kCPUPerPartMaxRows;
-  constexpr double kGemmLaunchUs = 9.5, kCopyLaunchUs = 4.6,
-                   kCopyBytesPerUs = 1.6e6;
-  double bytes = 0;
-  for (const at::Tensor &w : weight)
-    bytes += static_cast<double>(w.numel()) * w.element_size();
-  double parts = static_cast<double>(weight.size());
-  double perPartUs = (parts - 1) * kGemmLaunchUs;
-  double copyUs = parts * kCopyLaunchUs + 2 * bytes / kCopyBytesPerUs;
-  return perPartUs <= copyUs ? kPerPartEveryM : 0;
-}
-
-/// The per-part threshold for a call of `linear` or `linear_dgrad`. One part
-/// has nothing to choose: 0, so that its kernel is the same whatever the
-/// setting.
-int64_t perPartMaxRowsFor(const at::Tensor &input, at::TensorList weight) {
-  if (weight.size() <= 1)
-    return 0;
-  int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
-  return rows == kAutoPerPartMaxRows ? autoPerPartMaxRows(input, weight) : rows;
-}
 
 //===----------------------------------------------------------------------===//
 // linear (fprop)
@@ -436,7 +411,7 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
   }
   KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
                 std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
-                {}, hasBias, targetOf(input), perPartMaxRowsFor(input, weight)};
+                {}, hasBias, targetOf(input)};
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)
@@ -474,13 +449,8 @@ at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight) {
     return at::zeros(shape, gradOutput.options());
   at::Tensor dx = at::empty({dy.size(0), k}, gradOutput.options());
   int32_t dtype = dtypeCode(gradOutput.scalar_type());
-  KernelKey key{SLIN_KERNEL_DGRAD,
-                dtype,
-                std::vector<int32_t>(weight.size(), dtype),
-                {},
-                false,
-                targetOf(gradOutput),
-                perPartMaxRowsFor(gradOutput, weight)};
+  KernelKey key{SLIN_KERNEL_DGRAD, dtype, std::vector<int32_t>(weight.size(), dtype),
+                {}, false, targetOf(gradOutput)};
   Call call;
   call.matrix(dy);
   for (const at::Tensor &w : weight)
@@ -547,22 +517,10 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
               " is not supported");
   int32_t target = device.is_cuda() ? 1 : 0;
   std::vector<int32_t> parts(numParts, code);
-  // The thresholds calls will use: the set one, or with the automatic
-  // choice the CPU's, or on CUDA both variants (it depends on the parts'
-  // sizes, unknown here).
-  int64_t rows = perPartMaxRows().load(std::memory_order_relaxed);
-  std::vector<int64_t> thresholds = {rows};
-  if (numParts == 1)
-    thresholds = {0}; // see perPartMaxRowsFor
-  else if (rows == kAutoPerPartMaxRows)
-    thresholds = target == 0 ? std::vector<int64_t>{kCPUPerPartMaxRows}
-                             : std::vector<int64_t>{kPerPartEveryM, 0};
-  for (int64_t threshold : thresholds)
-    getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target, threshold}, dump);
+  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target}, dump);
   if (!training)
     return;
-  for (int64_t threshold : thresholds)
-    getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target, threshold}, dump);
+  getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target}, dump);
   getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target}, dump);
   if (bias) // a run of parts without trainable biases
     getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target}, dump);
@@ -572,18 +530,21 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
 // Counters
 //===----------------------------------------------------------------------===//
 
-std::vector<int64_t> runtimeCounters() {
+/// The op library's counters by name (see the schema at the top).
+c10::Dict<std::string, int64_t> runtimeCounters() {
   auto &c = counters();
-  return {c.fprop.views.load(),
-          c.fprop.cats.load(),
-          c.fprop.perPartGemms.load(),
-          c.compiles.load(),
-          c.cacheHits.load(),
-          c.evictions.load(),
-          static_cast<int64_t>(splitlinear::cacheSize()),
-          c.dgrad.views.load(),
-          c.dgrad.cats.load(),
-          c.dgrad.perPartGemms.load()};
+  c10::Dict<std::string, int64_t> out;
+  out.insert("views", c.fprop.views.load());
+  out.insert("cats", c.fprop.cats.load());
+  out.insert("per_part_gemms", c.fprop.perPartGemms.load());
+  out.insert("compiles", c.compiles.load());
+  out.insert("cache_hits", c.cacheHits.load());
+  out.insert("evictions", c.evictions.load());
+  out.insert("cache_size", static_cast<int64_t>(splitlinear::cacheSize()));
+  out.insert("dgrad_views", c.dgrad.views.load());
+  out.insert("dgrad_cats", c.dgrad.cats.load());
+  out.insert("dgrad_per_part_gemms", c.dgrad.perPartGemms.load());
+  return out;
 }
 
 /// Sets the per-part row threshold (see perPartMaxRows; -1: automatic) for
@@ -618,7 +579,7 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("precompile(ScalarType dtype, Device device, int num_parts, bool bias, "
         "bool training, str? dump_dir=None) -> ()",
         &precompile);
-  m.def("runtime_counters() -> int[]", &runtimeCounters);
+  m.def("runtime_counters() -> Dict(str, int)", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
   m.def("set_per_part_max_rows(int rows) -> int", &setPerPartMaxRows);
 }

@@ -27,20 +27,6 @@ from ._library import load_library
 
 load_library()
 
-_COUNTER_KEYS = (
-    "views",
-    "cats",
-    "per_part_gemms",
-    "compiles",
-    "cache_hits",
-    "evictions",
-    "cache_size",
-    "dgrad_views",
-    "dgrad_cats",
-    "dgrad_per_part_gemms",
-)
-
-
 def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None) -> Tensor:
     """Split-parameter linear layer: ``F.linear(input, cat(weight), cat(bias))`` without the cat.
 
@@ -83,9 +69,9 @@ def runtime_counters() -> dict[str, int]:
     one GEMM per part), ``compiles`` (kernels JIT-compiled), ``cache_hits``,
     ``evictions`` and ``cache_size`` of the kernel cache, and ``dgrad_views``,
     ``dgrad_cats``, ``dgrad_per_part_gemms``: the same paths for the input
-    gradient (dgrad) calls."""
-    values = torch.ops.splitlinear.runtime_counters()
-    return dict(zip(_COUNTER_KEYS, values))
+    gradient (dgrad) calls. The paths are those the compiled kernels report
+    for each call."""
+    return dict(torch.ops.splitlinear.runtime_counters())
 
 
 def reset_runtime_counters() -> None:
@@ -98,8 +84,8 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
     parts that are not adjacent: one GEMM per part for inputs (dgrad: output
     gradients) of at most ``rows`` rows (M, leading dims flattened), else a
     copy of the parts into one buffer and one GEMM; 0 turns the per-part path
-    off. ``None`` (the default) chooses automatically: on
-    CUDA from the parts' number and size (a cost model fitted with
+    off. ``None`` (the default) chooses automatically, inside the kernel at
+    every call: on CUDA from the parts' number and size (a cost model fitted with
     ``bench/bench_per_part.py`` on an H200: per-part for a few large parts at
     any M, the copy for many small ones), on the CPU up to 64 rows.
     ``SPLITLINEAR_PER_PART_MAX_ROWS`` (``auto`` or an integer) sets it when

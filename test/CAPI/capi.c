@@ -29,10 +29,11 @@ static slinrt_memref1d vector(float *base, int64_t offset, int64_t n) {
 
 enum { M = 3, K = 4, NQ = 4, NK = 2, NV = 2, N = NQ + NK + NV };
 
-/* y = x · Wᵀ + b on small integers; returns the max abs error vs. a loop. */
+/* y = x · Wᵀ + b on small integers; returns the max abs error vs. a loop
+   and stores the path the kernel reports (a SlinKernelPath) in *path. */
 static double runFprop(void (*entry)(void **), slinrt_context *ctx,
                        float *wbuf, const int64_t offsets[3], float *bbuf,
-                       const int64_t boffsets[3]) {
+                       const int64_t boffsets[3], int32_t *path) {
   float x[M * K], y[M * N];
   for (int i = 0; i < M * K; ++i)
     x[i] = (float)((i * 7) % 5 - 2);
@@ -45,9 +46,10 @@ static double runFprop(void (*entry)(void **), slinrt_context *ctx,
     db[p] = vector(bbuf, boffsets[p], rows[p]);
   }
   void *ptrs[9] = {&dx, &dw[0], &dw[1], &dw[2], &db[0], &db[1], &db[2], &dy};
-  void *args[9] = {&ctx};
+  void *args[10] = {&ctx};
   for (int i = 0; i < 8; ++i)
     args[i + 1] = &ptrs[i];
+  args[9] = path;
   entry(args);
   if (slinrt_context_status(ctx) != SLINRT_OK) {
     printf("runtime error: %s\n", slinrt_context_error(ctx));
@@ -78,8 +80,10 @@ int main(void) {
                          /*target=*/0, /*alignment=*/16};
   char *ir = slinKernelBuildIR(&spec, &error);
   /* CHECK: func.func @slin_kernel(%{{.*}}: !llvm.ptr {slin.context}, %{{.*}}: memref<?x?xf32, strided<[?, ?], offset: ?>>
+   * CHECK-SAME: -> i32
    * CHECK: slin.linear ins(
    * CHECK-SAME: bias(
+   * CHECK-SAME: {strategy = #slin.strategy<auto>} -> i32
    */
   printf("%s\n", ir ? ir : error);
   slinStringFree(ir);
@@ -100,28 +104,39 @@ int main(void) {
   }
   int64_t adjacent[3] = {0, NQ * K, (NQ + NK) * K};
   int64_t badjacent[3] = {0, NQ, NQ + NK};
+  int32_t path = -1;
   slinrt_counters before = slinrt_context_counters(ctx);
-  // CHECK: adjacent: max error 0, copies 0
-  double err = runFprop(entry, ctx, w, adjacent, b, badjacent);
+  // CHECK: adjacent: max error 0, copies 0, path 0
+  double err = runFprop(entry, ctx, w, adjacent, b, badjacent, &path);
   slinrt_counters after = slinrt_context_counters(ctx);
-  printf("adjacent: max error %g, copies %lld\n", err,
-         (long long)(after.copies - before.copies));
+  printf("adjacent: max error %g, copies %lld, path %d\n", err,
+         (long long)(after.copies - before.copies), path);
   int64_t reversed[3] = {(NK + NV) * K, NV * K, 0};
   int64_t breversed[3] = {NK + NV, NV, 0};
-  // CHECK: reversed: max error 0, copies 6
-  err = runFprop(entry, ctx, w, reversed, b, breversed);
+  /* Not adjacent, 3 rows: the CPU context's automatic choice (at most 64
+     rows) runs one GEMM per part, copying nothing. */
+  // CHECK: reversed, automatic: max error 0, copies 0, path 2
+  err = runFprop(entry, ctx, w, reversed, b, breversed, &path);
   before = after;
   after = slinrt_context_counters(ctx);
-  printf("reversed: max error %g, copies %lld\n", err,
-         (long long)(after.copies - before.copies));
+  printf("reversed, automatic: max error %g, copies %lld, path %d\n", err,
+         (long long)(after.copies - before.copies), path);
+  /* With the per-part path off, the parts (and biases) are copied. */
+  slinrt_context_set_per_part_max_rows(ctx, 0);
+  // CHECK: reversed: max error 0, copies 6, path 1
+  err = runFprop(entry, ctx, w, reversed, b, breversed, &path);
+  before = after;
+  after = slinrt_context_counters(ctx);
+  printf("reversed: max error %g, copies %lld, path %d\n", err,
+         (long long)(after.copies - before.copies), path);
   /* A misaligned start (offset of one float) falls back to the copy too. */
   int64_t shifted[3] = {1, 1 + NQ * K, 1 + (NQ + NK) * K};
-  // CHECK: misaligned: max error 0, copies 3
-  err = runFprop(entry, ctx, w, shifted, b, badjacent);
+  // CHECK: misaligned: max error 0, copies 3, path 1
+  err = runFprop(entry, ctx, w, shifted, b, badjacent, &path);
   before = after;
   after = slinrt_context_counters(ctx);
-  printf("misaligned: max error %g, copies %lld\n", err,
-         (long long)(after.copies - before.copies));
+  printf("misaligned: max error %g, copies %lld, path %d\n", err,
+         (long long)(after.copies - before.copies), path);
   slinEngineDestroy(engine);
   slinrt_context_destroy(ctx);
   free(w);

@@ -9,17 +9,20 @@
 // RUN:   -shared-libs=%splitlinear_libs/libsplitlinear_runtime%shlibext,%mlir_lib_dir/libmlir_c_runner_utils%shlibext,%mlir_lib_dir/libmlir_runner_utils%shlibext \
 // RUN: | FileCheck %s
 //
-// The same cases with the per-part fallback: parts that are not adjacent run
-// one GEMM per part, the second accumulating into dx (poisoned before each
-// case, so a first GEMM that did not overwrite it would show).
-// RUN: splitlinear-opt %s -splitlinear-pipeline="target=cpu per-part-max-rows=64" \
+// The same cases with the kernel's strategy auto: parts that are not adjacent
+// run one GEMM per part (the default CPU context's choice at 4 rows), the
+// second accumulating into dx (poisoned before each case, so a first GEMM
+// that did not overwrite it would show).
+// RUN: sed 's/outs(%dx : !m2)$/outs(%dx : !m2) {strategy = #slin.strategy<auto>}/' %s \
+// RUN: | splitlinear-opt -splitlinear-pipeline="target=cpu" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:   -shared-libs=%splitlinear_libs/libsplitlinear_runtime%shlibext,%mlir_lib_dir/libmlir_c_runner_utils%shlibext,%mlir_lib_dir/libmlir_runner_utils%shlibext \
 // RUN: | FileCheck %s
-// RUN: splitlinear-opt %s -slin-elide-concat="per-part-max-rows=64" -slin-expand-linear \
+// RUN: sed 's/outs(%dx : !m2)$/outs(%dx : !m2) {strategy = #slin.strategy<auto>}/' %s \
+// RUN: | splitlinear-opt -slin-elide-concat -slin-expand-linear \
 // RUN: | FileCheck %s --check-prefix=PERPART
 // PERPART-LABEL: func.func @dgrad_kernel
-// PERPART: arith.cmpi ule
+// PERPART: slin.prefer_per_part
 // PERPART: %[[B0:.*]] = memref.subview %arg0[0, 0]
 // PERPART: slin.gemm ins(%[[B0]], %arg1 : {{.*}}) outs(%arg3 : {{[^{]*}}
 // PERPART: %[[B1:.*]] = memref.subview %arg0[0, %{{.*}}]

@@ -157,9 +157,11 @@ struct FpropData {
   double run(void (*entry)(void **), slinrt_context *ctx) {
     std::memset(y, 0, sizeof(y));
     void *ptrs[] = {&dx, &dw0, &dw1, &db0, &db1, &dy};
-    void *args[1 + std::size(ptrs)] = {&ctx};
+    int32_t path = -1; // the kernel's SlinKernelPath
+    void *args[2 + std::size(ptrs)] = {&ctx};
     for (size_t i = 0; i < std::size(ptrs); ++i)
       args[i + 1] = &ptrs[i];
+    args[1 + std::size(ptrs)] = &path;
     entry(args);
     double maxError = 0;
     for (int64_t m = 0; m < M; ++m)
@@ -196,6 +198,9 @@ TEST(CAPILeakTest, KernelCompileCyclesKeepMemoryFlat) {
   SlinKernelSpec spec = fpropSpec();
   slinrt_context *ctx = slinrt_context_create_cpu();
   ASSERT_NE(ctx, nullptr);
+  // Parts that are not adjacent are copied (no per-part GEMMs), so that the
+  // runtime buffer is allocated and freed.
+  slinrt_context_set_per_part_max_rows(ctx, 0);
   for (long i = 0; i < config.cycles; ++i) {
     void (*entry)(void **) = nullptr;
     char *error = nullptr;

@@ -27,12 +27,6 @@ struct SplitLinearPipelineOptions
       *this, "alignment",
       llvm::cl::desc("Byte alignment required of a zero-copy view"),
       llvm::cl::init(16)};
-  Option<int64_t> perPartMaxRows{
-      *this, "per-part-max-rows",
-      llvm::cl::desc("Run one GEMM per weight part instead of copying "
-                     "non-adjacent parts when the input has at most this many "
-                     "rows (0: never)"),
-      llvm::cl::init(0)};
 };
 
 /// Builds the whole lowering: slin-elide-concat, slin-expand-linear,

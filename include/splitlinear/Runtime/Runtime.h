@@ -150,6 +150,19 @@ SLINRT_EXPORT void slinrt_context_set_cpu_gemm(slinrt_context *ctx,
 /// Allows TF32 for fp32 GEMMs on CUDA (CUBLAS_COMPUTE_32F_FAST_TF32).
 SLINRT_EXPORT void slinrt_context_set_allow_tf32(slinrt_context *ctx,
                                                  int allow);
+/// Sets how `slinrt_prefer_per_part` decides for this context: `rows` >= 0
+/// takes one GEMM per part for inputs of at most `rows` rows (0: never); -1,
+/// the default, uses the cost model of the context's target.
+SLINRT_EXPORT void slinrt_context_set_per_part_max_rows(slinrt_context *ctx,
+                                                        int64_t rows);
+/// Whether a kernel combining `parts` weight parts that are not adjacent
+/// (`bytes` bytes in all) for an input of `rows` rows should run one GEMM per
+/// part (1) rather than copy the parts into one buffer and run one GEMM (0).
+/// Called from lowered IR (`slin.prefer_per_part`), so that the decision is
+/// taken once, per call, where the sizes are known. A context holding an
+/// error answers 0.
+SLINRT_EXPORT int32_t slinrt_prefer_per_part(slinrt_context *ctx, int64_t rows,
+                                             int64_t parts, int64_t bytes);
 /// The status of the first failure since creation or the last clear.
 SLINRT_EXPORT slinrt_status slinrt_context_status(const slinrt_context *ctx);
 /// The message of the first failure, "" when the status is SLINRT_OK.

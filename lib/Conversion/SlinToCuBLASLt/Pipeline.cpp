@@ -20,7 +20,6 @@ void mlir::slin::buildSplitLinearPipeline(
     OpPassManager &pm, const SplitLinearPipelineOptions &options) {
   SlinElideConcatOptions elide;
   elide.alignment = options.alignment;
-  elide.perPartMaxRows = options.perPartMaxRows;
   pm.addPass(createSlinElideConcat(elide));
   pm.addPass(createSlinExpandLinear());
   ConvertSlinToCuBLASLtOptions convert;

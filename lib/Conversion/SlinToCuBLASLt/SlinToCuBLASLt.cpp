@@ -46,6 +46,8 @@ namespace {
 constexpr StringLiteral kContextAttrName = "slin.context";
 /// The plain C function that returns the process-wide CPU context.
 constexpr StringLiteral kDefaultContextFn = "slinrt_default_context";
+/// The plain C function that decides the `auto` strategy at run time.
+constexpr StringLiteral kPreferPerPartFn = "slinrt_prefer_per_part";
 
 //===----------------------------------------------------------------------===//
 // Helpers: types, declarations, the context
@@ -667,6 +669,59 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// slin.prefer_per_part
+//===----------------------------------------------------------------------===//
+
+/// `slin.prefer_per_part` → `slinrt_prefer_per_part(ctx, rows, parts, bytes)
+/// != 0`, with `bytes = Σ_i N_i · K_i · sizeof(T_i)` computed from the parts'
+/// sizes: the runtime holds the cost model and the caller's threshold.
+struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PreferPerPartOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    FailureOr<Value> context = getRuntimeContext(rewriter, op);
+    if (failed(context))
+      return rewriter.notifyMatchFailure(op, "no runtime context available");
+    ArithBuilder ab{rewriter, loc};
+    Value bytes = ab.index(0);
+    for (Value part : adaptor.getWeights()) {
+      auto type = cast<MemRefType>(part.getType());
+      Value elements = ab.mul(ab.value(sizeOf(rewriter, loc, part, 0)),
+                              ab.value(sizeOf(rewriter, loc, part, 1)));
+      bytes = ab.add(bytes, ab.mul(elements,
+                                   ab.index(elementBytes(type.getElementType()))));
+    }
+    Type i64 = rewriter.getI64Type();
+    auto toI64 = [&](Value index) {
+      return arith::IndexCastOp::create(rewriter, loc, i64, index).getResult();
+    };
+    SmallVector<Value> operands{
+        *context, toI64(adaptor.getRows()),
+        arith::ConstantIntOp::create(rewriter, loc, i64,
+                                     adaptor.getWeights().size()),
+        toI64(bytes)};
+    Type i32 = rewriter.getI32Type();
+    FailureOr<func::FuncOp> callee = lookupOrDeclare(
+        rewriter, op, kPreferPerPartFn,
+        FunctionType::get(op->getContext(), ValueRange(operands).getTypes(),
+                          {i32}),
+        /*cInterface=*/false);
+    if (failed(callee))
+      return rewriter.notifyMatchFailure(
+          op, "symbol 'slinrt_prefer_per_part' exists with another type");
+    Value answer =
+        func::CallOp::create(rewriter, loc, *callee, operands).getResult(0);
+    rewriter.replaceOpWithNewOp<arith::CmpIOp>(
+        op, arith::CmpIPredicate::ne, answer,
+        arith::ConstantIntOp::create(rewriter, loc, i32, 0));
+    return success();
+  }
+};
+
 /// Adds the patterns lowering slin ops (and slin.buffer allocations) to
 /// calls of the runtime for `target` ("cuda" or "cpu").
 void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
@@ -674,7 +729,8 @@ void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies, RuntimeBufferAlloc,
                RuntimeBufferDealloc>(ctx, target);
-  patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast>(ctx);
+  patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast,
+               PreferPerPartToRuntimeCall>(ctx);
 }
 
 //===----------------------------------------------------------------------===//

@@ -76,7 +76,7 @@ func.func @dgrad_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4
 // CHECK: slin.gemm ins(%[[B1]], %[[C]] : {{.*}}) outs(%[[DX]] : memref<4x16xf32>) {epilogue = #slin.epilogue<accumulate>}
 // CHECK-NOT: slin.gemm
 func.func @dgrad_per_part(%dy: memref<4x?xf32>, %a: memref<8x16xf32>, %e: memref<0x16xf32>, %c: memref<?x16xf32>, %dx: memref<4x16xf32>) {
-  slin.linear_dgrad ins(%dy : memref<4x?xf32>) weights(%a, %e, %c : memref<8x16xf32>, memref<0x16xf32>, memref<?x16xf32>) outs(%dx : memref<4x16xf32>) {slin.per_part}
+  slin.linear_dgrad ins(%dy : memref<4x?xf32>) weights(%a, %e, %c : memref<8x16xf32>, memref<0x16xf32>, memref<?x16xf32>) outs(%dx : memref<4x16xf32>) {strategy = #slin.strategy<per_part>}
   return
 }
 
@@ -87,13 +87,14 @@ func.func @dgrad_per_part(%dy: memref<4x?xf32>, %a: memref<8x16xf32>, %e: memref
 // CHECK-NOT: slin.gemm
 // CHECK-NOT: slin.linear_dgrad
 func.func @dgrad_per_part_empty_dx(%dy: memref<0x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<0x16xf32>) {
-  slin.linear_dgrad ins(%dy : memref<0x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<0x16xf32>) {slin.per_part}
+  slin.linear_dgrad ins(%dy : memref<0x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<0x16xf32>) {strategy = #slin.strategy<per_part>}
   return
 }
 
 // -----
 
-// Unmarked, several dgrad parts are copied into one buffer first.
+// Strategy fused (the default): several dgrad parts are copied into one
+// buffer first.
 // CHECK-LABEL: func @dgrad_unmarked_parts
 // CHECK: slin.concat
 // CHECK: slin.gemm
@@ -101,4 +102,20 @@ func.func @dgrad_per_part_empty_dx(%dy: memref<0x12xf32>, %a: memref<8x16xf32>, 
 func.func @dgrad_unmarked_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<4x16xf32>) {
   slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
   return
+}
+
+// -----
+
+// A path result becomes the constant of the path taken: fprop over several
+// parts runs per part (2); dgrad copies them (1); one part is a view (0).
+// CHECK-LABEL: func @paths
+// CHECK-DAG: %[[PER:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[COPY:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[VIEW:.*]] = arith.constant 0 : i32
+// CHECK: return %[[PER]], %[[COPY]], %[[VIEW]] : i32, i32, i32
+func.func @paths(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %y: memref<4x12xf32>, %dx: memref<4x16xf32>, %y8: memref<4x8xf32>) -> (i32, i32, i32) {
+  %p0 = slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%y : memref<4x12xf32>) -> i32
+  %p1 = slin.linear_dgrad ins(%y : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>) -> i32
+  %p2 = slin.linear_dgrad ins(%y8 : memref<4x8xf32>) weights(%a : memref<8x16xf32>) outs(%dx : memref<4x16xf32>) -> i32
+  return %p0, %p1, %p2 : i32, i32, i32
 }

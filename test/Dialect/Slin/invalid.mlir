@@ -310,3 +310,20 @@ func.func @is_adjacent_alignment(%a: memref<2x8xf32>, %b: memref<3x8xf32>) {
   %ok = slin.is_adjacent %a, %b {alignment = 12} : memref<2x8xf32>, memref<3x8xf32>
   return
 }
+
+// -----
+
+func.func @prefer_per_part_one_part(%m: index, %a: memref<2x8xf32>) -> i1 {
+  // expected-error @+1 {{'slin.prefer_per_part' op expects at least two weight parts, got 1}}
+  %p = slin.prefer_per_part rows(%m) weights(%a : memref<2x8xf32>)
+  return %p : i1
+}
+
+// -----
+
+func.func @linear_strategy(%x: memref<4x16xf32>, %w: memref<8x16xf32>, %y: memref<4x8xf32>) {
+  // expected-error @+2 {{expected ::mlir::slin::Strategy to be one of: fused, per_part, auto}}
+  // expected-error @+1 {{failed to parse Slin_StrategyAttr parameter 'value'}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%w : memref<8x16xf32>) outs(%y : memref<4x8xf32>) {strategy = #slin.strategy<always>}
+  return
+}

@@ -5,7 +5,7 @@
 // CHECK-LABEL: func @linear_bias
 // CHECK: slin.linear ins(%{{.*}} : memref<4x16xf32>) weights(%{{.*}}, %{{.*}}, %{{.*}} : memref<8x16xf32>, memref<2x16xf32>, memref<2x16xf32>) bias(%{{.*}}, %{{.*}}, %{{.*}} : memref<8xf32>, memref<2xf32>, memref<2xf32>) outs(%{{.*}} : memref<4x12xf32>)
 // GENERIC-LABEL: sym_name = "linear_bias"
-// GENERIC: "slin.linear"({{.*}}) <{operandSegmentSizes = array<i32: 1, 3, 3, 1>}>
+// GENERIC: "slin.linear"({{.*}}) <{operandSegmentSizes = array<i32: 1, 3, 3, 1>, strategy = #slin.strategy<fused>}>
 func.func @linear_bias(%x: memref<4x16xf32>, %wq: memref<8x16xf32>, %wk: memref<2x16xf32>, %wv: memref<2x16xf32>,
                        %bq: memref<8xf32>, %bk: memref<2xf32>, %bv: memref<2xf32>, %y: memref<4x12xf32>) {
   slin.linear ins(%x : memref<4x16xf32>)
@@ -66,4 +66,17 @@ func.func @concat_and_views(%a: memref<2x8xf32>, %b: memref<3x8xbf16>, %c: memre
   %ok1 = slin.is_adjacent %u, %v : memref<2xf32>, memref<3xf32>
   %view = slin.view_concat %a, %c : memref<2x8xf32>, memref<3x8xf32> -> memref<5x8xf32, strided<[?, 1], offset: ?>>
   return %ok, %ok1, %view : i1, i1, memref<5x8xf32, strided<[?, 1], offset: ?>>
+}
+
+// The strategy (printed unless it is the default, fused), the optional path
+// result, and the run-time per-part choice.
+// CHECK-LABEL: func @strategy_and_path
+// CHECK: %{{.*}} = slin.linear ins(%{{.*}} : memref<?x16xf32>) weights(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%{{.*}} : memref<?x12xf32>) {strategy = #slin.strategy<auto>} -> i32
+// CHECK: slin.linear_dgrad ins(%{{.*}} : memref<?x12xf32>) weights(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%{{.*}} : memref<?x16xf32>) {strategy = #slin.strategy<per_part>}{{$}}
+// CHECK: %{{.*}} = slin.prefer_per_part rows(%{{.*}}) weights(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>)
+func.func @strategy_and_path(%x: memref<?x16xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %y: memref<?x12xf32>, %dx: memref<?x16xf32>, %m: index) -> (i32, i1) {
+  %p = slin.linear ins(%x : memref<?x16xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%y : memref<?x12xf32>) {strategy = #slin.strategy<auto>} -> i32
+  slin.linear_dgrad ins(%y : memref<?x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<?x16xf32>) {strategy = #slin.strategy<per_part>}
+  %q = slin.prefer_per_part rows(%m) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>)
+  return %p, %q : i32, i1
 }

@@ -322,5 +322,16 @@ LogicalResult IsAdjacentOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// PreferPerPartOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PreferPerPartOp::verify() {
+  if (getWeights().size() < 2)
+    return emitOpError() << "expects at least two weight parts, got "
+                         << getWeights().size();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "splitlinear/Dialect/Slin/IR/SlinOps.cpp.inc"

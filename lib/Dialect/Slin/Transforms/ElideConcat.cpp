@@ -4,7 +4,9 @@
 // slin.linear_dgrad with several weight parts gets one combined weight (and,
 // independently, one combined bias): a zero-copy view where adjacency is
 // proven, a materializing concat where it is disproven, and a run-time
-// checked view with a concat fallback otherwise.
+// checked view with a concat fallback otherwise. Ops with the `auto`
+// strategy whose weights are not proven adjacent choose at run time
+// (`slin.prefer_per_part`) between that copy and one GEMM per part.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,20 +187,64 @@ SmallVector<Value> select(ValueRange values, ArrayRef<unsigned> indices) {
   return llvm::map_to_vector(indices, [&](unsigned i) { return values[i]; });
 }
 
-/// The per-part fallback of a slin.linear / slin.linear_dgrad whose weights
-/// are not proven adjacent (`slin-elide-concat{per-part-max-rows=R}`), built
-/// at the rewriter's insertion point:
+/// `path` as an i32 constant when the op being rewritten reports its path
+/// (`withPath`), else null.
+Value pathConstant(OpBuilder &b, Location loc, Path path, bool withPath) {
+  if (!withPath)
+    return Value();
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                      static_cast<int64_t>(path));
+}
+
+/// The path of a combined weight: a view (0), a copy (1), or for a checked
+/// view `select(isView, 0, 1)`; null unless `withPath`.
+Value combinedPath(OpBuilder &b, Location loc, const Combined &combined,
+                   bool withPath) {
+  if (!withPath)
+    return Value();
+  if (combined.isView)
+    return arith::SelectOp::create(
+        b, loc, combined.isView, pathConstant(b, loc, Path::view, true),
+        pathConstant(b, loc, Path::copy, true));
+  return pathConstant(b, loc, combined.alwaysOwned ? Path::copy : Path::view,
+                      true);
+}
+
+/// `scf.if cond` whose branches build what `thenFn` / `elseFn` build; each
+/// returns its path, which the if yields when `withPath`.
+Value buildIf(OpBuilder &b, Location loc, Value cond, bool withPath,
+              function_ref<Value(Location)> thenFn,
+              function_ref<Value(Location)> elseFn) {
+  auto branch = [&](function_ref<Value(Location)> fn) {
+    return [&, fn](OpBuilder &nested, Location l) {
+      Value path = fn(l);
+      if (withPath)
+        scf::YieldOp::create(nested, l, path);
+      else
+        scf::YieldOp::create(nested, l);
+    };
+  };
+  // The result types are inferred from the branches' yields.
+  auto ifOp = scf::IfOp::create(b, loc, cond, branch(thenFn), branch(elseFn));
+  return withPath ? ifOp.getResult(0) : Value();
+}
+
+/// The run-time choice of the `auto` strategy for a slin.linear /
+/// slin.linear_dgrad whose weights are not proven adjacent, built at the
+/// rewriter's insertion point:
 ///
-///   if (is_adjacent(weights))       fused(view of the weights)   [unknown only]
-///   else if (dim(rows, 0) <= R)     perPart()                    [op kept, marked]
-///   else                            fused(copy); dealloc copy
+///   if (is_adjacent(weights))            fused(view of the weights)  [unknown only]
+///   else if (prefer_per_part(rows, ws))  perPart()                   [parts kept]
+///   else                                 fused(copy); dealloc copy
 ///
-/// Fails, building nothing, when the weights are proven adjacent.
-LogicalResult emitPerPartFallback(
-    PatternRewriter &rewriter, Operation *op, ValueRange weights,
-    Type elementType, Value rows, int64_t alignment, int64_t perPartMaxRows,
-    const ElideStats &stats, function_ref<void(Location)> perPart,
-    function_ref<void(Location, Value)> fused) {
+/// Returns the path taken (null unless `withPath`). Fails, building nothing,
+/// when the weights are proven adjacent.
+FailureOr<Value> emitAutoChoice(PatternRewriter &rewriter, Operation *op,
+                                ValueRange weights, Type elementType,
+                                Value rows, int64_t alignment,
+                                const ElideStats &stats, bool withPath,
+                                function_ref<void(Location)> perPart,
+                                function_ref<void(Location, Value)> fused) {
   std::string reason;
   Adjacency adjacency =
       classifyAdjacency(weights, elementType, alignment, &reason);
@@ -209,62 +255,64 @@ LogicalResult emitPerPartFallback(
     op->emitRemark() << "weight parts: "
                      << (adjacency == Adjacency::Unknown ? "run-time check, "
                                                          : "")
-                     << "per-part GEMMs for inputs of at most "
-                     << perPartMaxRows << " rows, else copy (" << reason << ")";
+                     << "per-part GEMMs or copy, chosen at run time ("
+                     << reason << ")";
   Location loc = op->getLoc();
-  auto copyOrPerPart = [&](Location l) {
+  auto copyOrPerPart = [&](Location l) -> Value {
     Value m = memref::DimOp::create(rewriter, l, rows, 0);
-    Value limit = arith::ConstantIndexOp::create(rewriter, l, perPartMaxRows);
-    Value small = arith::CmpIOp::create(rewriter, l, arith::CmpIPredicate::ule,
-                                        m, limit);
-    scf::IfOp::create(
-        rewriter, l, small,
-        [&](OpBuilder &, Location l2) {
+    Value prefer = PreferPerPartOp::create(rewriter, l, rewriter.getI1Type(),
+                                           m, weights);
+    return buildIf(
+        rewriter, l, prefer, withPath,
+        [&](Location l2) {
           perPart(l2);
-          scf::YieldOp::create(rewriter, l2);
+          return pathConstant(rewriter, l2, Path::per_part, withPath);
         },
-        [&](OpBuilder &, Location l2) {
+        [&](Location l2) {
           Value copy =
               buildCopy(rewriter, l2, weights, viewType(weights, elementType));
           fused(l2, copy);
           markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
-          scf::YieldOp::create(rewriter, l2);
+          return pathConstant(rewriter, l2, Path::copy, withPath);
         });
   };
-  if (adjacency == Adjacency::Disproven) {
-    copyOrPerPart(loc);
-    return success();
-  }
+  if (adjacency == Adjacency::Disproven)
+    return copyOrPerPart(loc);
   Value ok = IsAdjacentOp::create(rewriter, loc, rewriter.getI1Type(), weights,
                                   rewriter.getI64IntegerAttr(alignment));
-  scf::IfOp::create(
-      rewriter, loc, ok,
-      [&](OpBuilder &, Location l) {
+  return buildIf(
+      rewriter, loc, ok, withPath,
+      [&](Location l) {
         fused(l, ViewConcatOp::create(rewriter, l,
                                       viewType(weights, elementType), weights));
-        scf::YieldOp::create(rewriter, l);
+        return pathConstant(rewriter, l, Path::view, withPath);
       },
-      [&](OpBuilder &, Location l) {
-        copyOrPerPart(l);
-        scf::YieldOp::create(rewriter, l);
-      });
-  return success();
+      copyOrPerPart);
 }
 
-/// Replaces the weight (and bias) parts of a slin.linear by one buffer each.
+/// Replaces `op` by `path` when it reports its path, else erases it.
+void replaceWithPath(PatternRewriter &rewriter, Operation *op, Value path) {
+  if (op->getNumResults())
+    rewriter.replaceOp(op, path);
+  else
+    rewriter.eraseOp(op);
+}
+
+/// Replaces the weight (and bias) parts of a slin.linear by one buffer each
+/// (strategy `fused`), or with strategy `auto` chooses at run time between
+/// that and keeping the parts for one GEMM per part.
 struct ElideLinearConcat : OpRewritePattern<LinearOp> {
-  ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats,
-                    int64_t perPartMaxRows)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats),
-        perPartMaxRows(perPartMaxRows) {}
+  ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
+      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getWeights().size() < 2)
       return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
-    if (op->hasAttr(kPerPartAttrName))
+    if (op.getStrategy() == Strategy::per_part)
       return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
     Location loc = op.getLoc();
+    bool withPath = static_cast<bool>(op.getPath());
     SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
     noteDropped(op, op.getWeights().size() - kept.size(), stats);
     SmallVector<Value> weights = select(op.getWeights(), kept);
@@ -273,121 +321,97 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
       biases = select(op.getBiases(), kept);
     Type elementType = op.getInput().getType().getElementType();
 
-    if (perPartMaxRows > 0 && weights.size() > 1 &&
-        succeeded(rewriteWithPerPartFallback(op, weights, biases, elementType,
-                                             rewriter)))
-      return success();
-    Combined weight{weights.front()}, bias{biases.empty() ? Value() : biases.front()};
-    if (weights.size() > 1) {
-      weight = combineParts(rewriter, op, "weight", weights, elementType,
-                            alignment, stats);
-      if (!biases.empty())
-        bias = combineParts(rewriter, op, "bias", biases, elementType,
-                            alignment, stats);
-    }
-    auto newOp = LinearOp::create(
-        rewriter, loc, op.getInput(), ValueRange{weight.buffer},
-        bias.buffer ? ValueRange{bias.buffer} : ValueRange{}, op.getOutput());
-    newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    releaseCombined(rewriter, loc, weight);
-    releaseCombined(rewriter, loc, bias);
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  /// For weights not proven adjacent: a view when the run-time check allows
-  /// it, else one GEMM per part for inputs of at most perPartMaxRows rows, else
-  /// the copy. Fails (changing nothing) when the weights are proven adjacent.
-  LogicalResult rewriteWithPerPartFallback(LinearOp op, ValueRange weights,
-                                           ValueRange biases, Type elementType,
-                                           PatternRewriter &rewriter) const {
-    Location loc = op.getLoc();
     // The fused op on a combined weight, with the bias combined separately.
     auto fusedLinear = [&](Location l, Value weight) {
       Combined bias{biases.empty() ? Value() : biases.front()};
       if (biases.size() > 1)
         bias = combineParts(rewriter, op, "bias", biases, elementType,
                             alignment, stats);
-      auto newOp = LinearOp::create(
-          rewriter, l, op.getInput(), ValueRange{weight},
-          bias.buffer ? ValueRange{bias.buffer} : ValueRange{}, op.getOutput());
-      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      LinearOp::create(rewriter, l, op.getInput(), ValueRange{weight},
+                       bias.buffer ? ValueRange{bias.buffer} : ValueRange{},
+                       op.getOutput());
       releaseCombined(rewriter, l, bias);
     };
-    auto perPart = [&](Location l) {
-      auto newOp = LinearOp::create(rewriter, l, op.getInput(), weights, biases,
-                                    op.getOutput());
-      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      newOp->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
-    };
-    if (failed(emitPerPartFallback(rewriter, op, weights, elementType,
-                                   op.getInput(), alignment, perPartMaxRows,
-                                   stats, perPart, fusedLinear)))
-      return failure();
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  int64_t alignment;
-  ElideStats stats;
-  int64_t perPartMaxRows = 0;
-};
-
-/// Replaces the weight parts of a slin.linear_dgrad by one buffer, exactly as
-/// for the forward op (dgrad reads the same weights); with per-part-max-rows,
-/// weights not proven adjacent get the same per-part fallback (one GEMM per
-/// part, accumulating into dx, for at most that many rows of dy).
-struct ElideDgradConcat : OpRewritePattern<LinearDgradOp> {
-  ElideDgradConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats,
-                   int64_t perPartMaxRows)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats),
-        perPartMaxRows(perPartMaxRows) {}
-
-  LogicalResult matchAndRewrite(LinearDgradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (op.getWeights().size() < 2)
-      return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
-    if (op->hasAttr(kPerPartAttrName))
-      return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
-    Location loc = op.getLoc();
-    SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
-    noteDropped(op, op.getWeights().size() - kept.size(), stats);
-    SmallVector<Value> weights = select(op.getWeights(), kept);
-    Type elementType = op.getGradOutput().getType().getElementType();
-    auto fusedDgrad = [&](Location l, Value weight) {
-      auto newOp = LinearDgradOp::create(rewriter, l, op.getGradOutput(),
-                                         ValueRange{weight}, op.getGradInput());
-      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-    };
-    auto perPart = [&](Location l) {
-      // Statically empty parts have no columns in dy: dropping them leaves
-      // the column blocks of the others where they are.
-      auto newOp = LinearDgradOp::create(rewriter, l, op.getGradOutput(),
-                                         weights, op.getGradInput());
-      newOp->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-      newOp->setAttr(kPerPartAttrName, rewriter.getUnitAttr());
-    };
-    if (perPartMaxRows > 0 && weights.size() > 1 &&
-        succeeded(emitPerPartFallback(rewriter, op, weights, elementType,
-                                      op.getGradOutput(), alignment,
-                                      perPartMaxRows, stats, perPart,
-                                      fusedDgrad))) {
-      rewriter.eraseOp(op);
-      return success();
+    if (op.getStrategy() == Strategy::automatic && weights.size() > 1) {
+      auto perPart = [&](Location l) {
+        LinearOp::create(rewriter, l, op.getInput(), weights, biases,
+                         op.getOutput(), Strategy::per_part);
+      };
+      FailureOr<Value> path =
+          emitAutoChoice(rewriter, op, weights, elementType, op.getInput(),
+                         alignment, stats, withPath, perPart, fusedLinear);
+      if (succeeded(path)) {
+        replaceWithPath(rewriter, op, *path);
+        return success();
+      }
     }
     Combined weight{weights.front()};
     if (weights.size() > 1)
       weight = combineParts(rewriter, op, "weight", weights, elementType,
                             alignment, stats);
-    fusedDgrad(loc, weight.buffer);
+    Value path = combinedPath(rewriter, loc, weight, withPath);
+    fusedLinear(loc, weight.buffer);
     releaseCombined(rewriter, loc, weight);
-    rewriter.eraseOp(op);
+    replaceWithPath(rewriter, op, path);
     return success();
   }
 
   int64_t alignment;
   ElideStats stats;
-  int64_t perPartMaxRows = 0;
+};
+
+/// Replaces the weight parts of a slin.linear_dgrad by one buffer, exactly as
+/// for the forward op (dgrad reads the same weights); with strategy `auto`,
+/// weights not proven adjacent get the same run-time choice (one GEMM per
+/// part accumulating into dx, or the copy).
+struct ElideDgradConcat : OpRewritePattern<LinearDgradOp> {
+  ElideDgradConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
+      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
+
+  LogicalResult matchAndRewrite(LinearDgradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getWeights().size() < 2)
+      return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
+    if (op.getStrategy() == Strategy::per_part)
+      return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
+    Location loc = op.getLoc();
+    bool withPath = static_cast<bool>(op.getPath());
+    SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
+    noteDropped(op, op.getWeights().size() - kept.size(), stats);
+    SmallVector<Value> weights = select(op.getWeights(), kept);
+    Type elementType = op.getGradOutput().getType().getElementType();
+    auto fusedDgrad = [&](Location l, Value weight) {
+      LinearDgradOp::create(rewriter, l, op.getGradOutput(), ValueRange{weight},
+                            op.getGradInput());
+    };
+    if (op.getStrategy() == Strategy::automatic && weights.size() > 1) {
+      // Statically empty parts have no columns in dy: dropping them leaves
+      // the column blocks of the others where they are.
+      auto perPart = [&](Location l) {
+        LinearDgradOp::create(rewriter, l, op.getGradOutput(), weights,
+                              op.getGradInput(), Strategy::per_part);
+      };
+      FailureOr<Value> path = emitAutoChoice(
+          rewriter, op, weights, elementType, op.getGradOutput(), alignment,
+          stats, withPath, perPart, fusedDgrad);
+      if (succeeded(path)) {
+        replaceWithPath(rewriter, op, *path);
+        return success();
+      }
+    }
+    Combined weight{weights.front()};
+    if (weights.size() > 1)
+      weight = combineParts(rewriter, op, "weight", weights, elementType,
+                            alignment, stats);
+    Value path = combinedPath(rewriter, loc, weight, withPath);
+    fusedDgrad(loc, weight.buffer);
+    releaseCombined(rewriter, loc, weight);
+    replaceWithPath(rewriter, op, path);
+    return success();
+  }
+
+  int64_t alignment;
+  ElideStats stats;
 };
 
 struct SlinElideConcatPass
@@ -404,10 +428,8 @@ struct SlinElideConcatPass
     ElideStats stats{&numViews,        &numCopies,  &numChecked,
                      &numDroppedEmpty, &numPerPart, emitRemarks};
     RewritePatternSet patterns(&getContext());
-    patterns.add<ElideLinearConcat>(&getContext(), alignment, stats,
-                                    perPartMaxRows);
-    patterns.add<ElideDgradConcat>(&getContext(), alignment, stats,
-                                   perPartMaxRows);
+    patterns.add<ElideLinearConcat, ElideDgradConcat>(&getContext(),
+                                                      alignment, stats);
     // Each op is rewritten once into a one-part op; nothing to fold further.
     GreedyRewriteConfig config;
     config.enableFolding(false);

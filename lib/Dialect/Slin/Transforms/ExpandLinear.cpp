@@ -3,8 +3,9 @@
 // Implements `slin-expand-linear`: fprop and dgrad become GEMMs. One weight
 // part: one GEMM (bias fused as the epilogue). Several parts: one GEMM per
 // part into a column block of the output (fprop); for dgrad, whose per-part
-// products are summed, accumulating GEMMs when the op is marked
-// `slin.per_part`, else a concat + one GEMM.
+// products are summed, accumulating GEMMs when its strategy is `per_part`,
+// else a concat + one GEMM. An op's `path` result becomes that path's
+// constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +117,18 @@ unsigned forEachColumnBlock(OpBuilder &b, Location loc, Value matrix,
   return calls;
 }
 
+/// Replaces `op` by the constant `path` when it reports its path (an i32
+/// result), else erases it.
+void replaceWithPath(PatternRewriter &rewriter, Operation *op, Path path) {
+  if (!op->getNumResults()) {
+    rewriter.eraseOp(op);
+    return;
+  }
+  rewriter.replaceOp(op, arith::ConstantIntOp::create(
+                             rewriter, op->getLoc(), rewriter.getI32Type(),
+                             static_cast<int64_t>(path)));
+}
+
 /// fprop: y = x · Wᵀ + b as one GEMM, or one GEMM per part writing the
 /// column block [off_i, off_i + N_i) of y.
 struct ExpandLinear : OpRewritePattern<LinearOp> {
@@ -147,7 +160,7 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
       // GEMM, and a static subview offset into its empty dimension would
       // not verify.
       if (llvm::is_contained(op.getOutput().getType().getShape(), 0)) {
-        rewriter.eraseOp(op);
+        replaceWithPath(rewriter, op, Path::per_part);
         return success();
       }
       unsigned gemms = forEachColumnBlock(
@@ -157,15 +170,16 @@ struct ExpandLinear : OpRewritePattern<LinearOp> {
       bump(stats.perPart, gemms);
     }
     freeAll(rewriter, loc, owned);
-    rewriter.eraseOp(op);
+    replaceWithPath(rewriter, op,
+                    weights.size() == 1 ? Path::view : Path::per_part);
     return success();
   }
 
   ExpandStats stats;
 };
 
-/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts marked
-/// `slin.per_part` become one GEMM per part, dx = Σ_i dy[:, block_i] · W_i,
+/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts with strategy
+/// `per_part` become one GEMM per part, dx = Σ_i dy[:, block_i] · W_i,
 /// the first writing dx and the others accumulating into it (beta = 1);
 /// unmarked, they are first copied into one buffer.
 struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
@@ -180,7 +194,7 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
     auto nonEmpty = llvm::find_if(op.getWeights(), [](Value w) {
       return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
     });
-    if (op.getWeights().size() > 1 && op->hasAttr(kPerPartAttrName) &&
+    if (op.getWeights().size() > 1 && op.getStrategy() == Strategy::per_part &&
         nonEmpty != op.getWeights().end()) {
       unsigned firstNonEmpty =
           std::distance(op.getWeights().begin(), nonEmpty);
@@ -188,7 +202,7 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
       // an empty dimension of dy would not verify.
       if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
           op.getGradOutput().getType().getDimSize(0) == 0) {
-        rewriter.eraseOp(op);
+        replaceWithPath(rewriter, op, Path::per_part);
         return success();
       }
       unsigned gemms = forEachColumnBlock(
@@ -203,7 +217,7 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
           });
       bump(stats.perPart, gemms);
       freeAll(rewriter, loc, owned);
-      rewriter.eraseOp(op);
+      replaceWithPath(rewriter, op, Path::per_part);
       return success();
     }
     Value weight;
@@ -230,7 +244,8 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
                    op.getGradInput());
     bump(stats.fused);
     freeAll(rewriter, loc, owned);
-    rewriter.eraseOp(op);
+    replaceWithPath(rewriter, op,
+                    op.getWeights().size() == 1 ? Path::view : Path::copy);
     return success();
   }
 

@@ -26,10 +26,6 @@ namespace slin {
 /// CUDA, the caller's allocator), unlike the program's own allocations.
 inline constexpr llvm::StringLiteral kRuntimeBufferAttrName = "slin.buffer";
 
-/// Name of the unit attribute on a slin.linear whose parts must stay parts
-/// (one GEMM per part): set by slin-elide-concat for small inputs.
-inline constexpr llvm::StringLiteral kPerPartAttrName = "slin.per_part";
-
 /// Marks `op` (a memref.alloc or memref.dealloc) as a runtime buffer.
 inline void markRuntimeBuffer(Operation *op) {
   op->setAttr(kRuntimeBufferAttrName, UnitAttr::get(op->getContext()));

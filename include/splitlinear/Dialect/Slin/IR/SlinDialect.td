@@ -63,4 +63,38 @@ def Slin_EpilogueAttr : EnumAttr<Slin_Dialect, Slin_Epilogue, "epilogue"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Slin_Strategy : I32EnumAttr<"Strategy",
+    "how weight parts that are not adjacent are combined", [
+    I32EnumAttrCase<"fused", 0>,
+    I32EnumAttrCase<"per_part", 1>,
+    I32EnumAttrCase<"automatic", 2, "auto">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::slin";
+}
+
+def Slin_StrategyAttr : EnumAttr<Slin_Dialect, Slin_Strategy, "strategy"> {
+  let summary = "how a slin.linear / slin.linear_dgrad combines its weight parts";
+  let description = [{
+    `fused` (the default): the parts become one buffer (a zero-copy view when
+    they are adjacent, else a copy) and the op runs one GEMM. `per_part`: the
+    parts stay parts and the op runs one GEMM per part (dgrad: accumulating
+    into the input gradient), never copying the weights. `auto`: a view when
+    the parts are adjacent; otherwise `slin.prefer_per_part` asks the runtime,
+    on every call, whether one GEMM per part beats the copy for this many
+    rows, parts and bytes.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Slin_Path : I32EnumAttr<"Path",
+    "the way a kernel call combined its weight parts", [
+    I32EnumAttrCase<"view", 0>,
+    I32EnumAttrCase<"copy", 1>,
+    I32EnumAttrCase<"per_part", 2>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::slin";
+}
+
 #endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD

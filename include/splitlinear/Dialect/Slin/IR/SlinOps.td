@@ -16,7 +16,6 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Slin_Op<string mnemonic, list<Trait> traits = []>
     : Op<Slin_Dialect, mnemonic, traits>;
 
-def Slin_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def Slin_Matrix : MemRefRankOf<[F16, BF16, F32, F64], [2]>;
 def Slin_Vector : MemRefRankOf<[F16, BF16, F32, F64], [1]>;
 def Slin_Part : MemRefRankOf<[F16, BF16, F32, F64], [1, 2]>;
@@ -41,25 +40,45 @@ def Slin_LinearOp : Slin_Op<"linear", [AttrSizedOperandSegments]> {
     Destination-passing style: `output` is written, never allocated, so the
     caller (PyTorch's caching allocator) owns every result buffer.
 
+    `strategy` (`#slin.strategy<fused|per_part|auto>`, default `fused`) says
+    how parts that are not adjacent are combined: copied into one buffer for
+    one GEMM, kept for one GEMM per part, or chosen per call by the runtime.
+    With the optional `path` result (`-> i32`) the op reports the way it took,
+    as a `slin::Path` value: 0 (`view`: the parts were used in place, or there
+    is one), 1 (`copy`: the weight parts were copied), 2 (`per_part`).
+
     ```mlir
     slin.linear ins(%x : memref<4x16xf32>)
         weights(%wq, %wk, %wv : memref<8x16xf32>, memref<2x16xf32>, memref<2x16xf32>)
         bias(%bq, %bk, %bv : memref<8xf32>, memref<2xf32>, memref<2xf32>)
         outs(%y : memref<4x12xf32>)
+    %path = slin.linear ins(%x : memref<4x16xf32>)
+        weights(%wq, %wk : memref<8x16xf32>, memref<4x16xf32>)
+        outs(%z : memref<4x12xf32>) {strategy = #slin.strategy<auto>} -> i32
     ```
   }];
   let arguments = (ins
     Arg<Slin_Matrix, "the input [M, K]", [MemRead]>:$input,
     Arg<Variadic<Slin_Matrix>, "weight parts [N_i, K]", [MemRead]>:$weights,
     Arg<Variadic<Slin_Vector>, "bias parts [N_i]", [MemRead]>:$biases,
-    Arg<Slin_Matrix, "the output [M, Σ N_i]", [MemWrite]>:$output
+    Arg<Slin_Matrix, "the output [M, Σ N_i]", [MemWrite]>:$output,
+    DefaultValuedAttr<Slin_StrategyAttr, "::mlir::slin::Strategy::fused">:$strategy
   );
+  let results = (outs Optional<I32>:$path);
   let assemblyFormat = [{
     `ins` `(` $input `:` type($input) `)`
     `weights` `(` $weights `:` type($weights) `)`
     (`bias` `(` $biases^ `:` type($biases) `)`)?
-    `outs` `(` $output `:` type($output) `)` attr-dict
+    `outs` `(` $output `:` type($output) `)` attr-dict (`->` type($path)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::ValueRange":$weights,
+                   "::mlir::ValueRange":$biases, "::mlir::Value":$output,
+                   CArg<"::mlir::slin::Strategy", "::mlir::slin::Strategy::fused">:$strategy), [{
+      build($_builder, $_state, ::mlir::Type(), input, weights, biases, output,
+            strategy);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -76,6 +95,7 @@ def Slin_LinearDgradOp : Slin_Op<"linear_dgrad"> {
     forward op (same checked view), so a split weight costs no copy here either.
     The weight gradient needs no split op: it is one `slin.gemm` into a full
     gradient buffer whose row blocks are the parts' gradients.
+    `strategy` and the optional `path` result are those of `slin.linear`.
 
     ```mlir
     slin.linear_dgrad ins(%dy : memref<4x12xf32>)
@@ -86,13 +106,24 @@ def Slin_LinearDgradOp : Slin_Op<"linear_dgrad"> {
   let arguments = (ins
     Arg<Slin_Matrix, "the output gradient [M, Σ N_i]", [MemRead]>:$grad_output,
     Arg<Variadic<Slin_Matrix>, "weight parts [N_i, K]", [MemRead]>:$weights,
-    Arg<Slin_Matrix, "the input gradient [M, K]", [MemWrite]>:$grad_input
+    Arg<Slin_Matrix, "the input gradient [M, K]", [MemWrite]>:$grad_input,
+    DefaultValuedAttr<Slin_StrategyAttr, "::mlir::slin::Strategy::fused">:$strategy
   );
+  let results = (outs Optional<I32>:$path);
   let assemblyFormat = [{
     `ins` `(` $grad_output `:` type($grad_output) `)`
     `weights` `(` $weights `:` type($weights) `)`
     `outs` `(` $grad_input `:` type($grad_input) `)` attr-dict
+    (`->` type($path)^)?
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$grad_output, "::mlir::ValueRange":$weights,
+                   "::mlir::Value":$grad_input,
+                   CArg<"::mlir::slin::Strategy", "::mlir::slin::Strategy::fused">:$strategy), [{
+      build($_builder, $_state, ::mlir::Type(), grad_output, weights,
+            grad_input, strategy);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -225,6 +256,33 @@ def Slin_IsAdjacentOp : Slin_Op<"is_adjacent", [Pure]> {
   let results = (outs I1:$result);
   let assemblyFormat = [{
     $parts attr-dict `:` type($parts)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// PreferPerPartOp
+//===----------------------------------------------------------------------===//
+
+def Slin_PreferPerPartOp : Slin_Op<"prefer_per_part"> {
+  let summary = "run-time choice: one GEMM per part rather than a copy?";
+  let description = [{
+    True when an op combining `weights`, parts that are not adjacent, for an
+    input of `rows` rows should run one GEMM per part instead of copying the
+    parts into one buffer. The runtime decides (`slinrt_prefer_per_part`), from
+    `rows`, the number of parts and their bytes, by the cost model of the
+    context's target or the threshold the caller set on the context, so that
+    the decision of the `auto` strategy is taken in one place. Created by
+    `slin-elide-concat` for `auto` ops.
+
+    ```mlir
+    %p = slin.prefer_per_part rows(%m) weights(%a, %b : memref<?x8xf32>, memref<?x8xf32>)
+    ```
+  }];
+  let arguments = (ins Index:$rows, Variadic<Slin_Matrix>:$weights);
+  let results = (outs I1:$result);
+  let assemblyFormat = [{
+    `rows` `(` $rows `)` `weights` `(` $weights `:` type($weights) `)` attr-dict
   }];
   let hasVerifier = 1;
 }

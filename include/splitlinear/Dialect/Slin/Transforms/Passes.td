@@ -28,11 +28,14 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
     Statically empty parts are dropped first (their layout need not describe
     anything); an op left with one part is used as is.
 
-    With `per-part-max-rows=R`, a `slin.linear` or `slin.linear_dgrad` whose
-    weight parts are not proven adjacent gets a second fallback: when the
-    input (dgrad: `dy`) has at most R rows, the op keeps its parts (marked
-    `slin.per_part`) and `slin-expand-linear` runs one GEMM per part, avoiding
-    the copy of the weights.
+    An op with `strategy = #slin.strategy<auto>` whose weight parts are not
+    proven adjacent gets a second fallback: when `slin.prefer_per_part` (the
+    runtime's choice from the rows of the input, dgrad: `dy`, and the parts'
+    count and bytes) says so, the op keeps its parts (strategy `per_part`)
+    and `slin-expand-linear` runs one GEMM per part, avoiding the copy of the
+    weights. An op with strategy `per_part` is left as it is. An op with a
+    `path` result has it replaced by the path taken (an `i32`: 0 view, 1 copy,
+    2 per part), computed along the same branches.
 
     Before:
     ```mlir
@@ -50,10 +53,6 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"16",
            "Byte alignment the view's first element must have">,
-    Option<"perPartMaxRows", "per-part-max-rows", "int64_t", /*default=*/"0",
-           "When weight parts are not adjacent and the input has at most this "
-           "many rows, run one GEMM per part instead of copying the weights "
-           "(cheaper at decode sizes, where the copy dominates); 0: never">,
     Option<"emitRemarks", "remarks", "bool", /*default=*/"false",
            "Emit a remark per decision with its reason (statistics are "
            "compiled out of LLVM builds without LLVM_ENABLE_STATS, such as "
@@ -64,7 +63,7 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
     Statistic<"numCopies", "num-copies", "Part groups proven not adjacent (materializing concat)">,
     Statistic<"numChecked", "num-checked", "Part groups checked at run time">,
     Statistic<"numDroppedEmpty", "num-dropped-empty", "Statically empty parts dropped">,
-    Statistic<"numPerPart", "num-per-part", "Ops given a per-part GEMM fallback for small inputs">
+    Statistic<"numPerPart", "num-per-part", "Ops given the run-time choice of per-part GEMMs (strategy auto)">
   ];
   let dependentDialects = [
     "::mlir::slin::SlinDialect", "::mlir::memref::MemRefDialect",
@@ -83,8 +82,9 @@ def SlinExpandLinear : Pass<"slin-expand-linear"> {
     column block of the output: the "N GEMMs" strategy, which needs no copy
     of the weights. A `slin.linear_dgrad` with several parts becomes one GEMM
     per part reading a column block of `dy`, the first writing `dx`, the
-    others adding to it (`accumulate` epilogue, beta = 1) when it is marked
-    `slin.per_part`, else a copy of the parts and one GEMM.
+    others adding to it (`accumulate` epilogue, beta = 1) when its strategy
+    is `per_part`, else a copy of the parts and one GEMM. An op's `path`
+    result becomes the constant path these take (0 view, 1 copy, 2 per part).
 
     ```mlir
     slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
