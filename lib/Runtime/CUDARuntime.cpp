@@ -8,9 +8,11 @@
 // and NVIDIA recommends one query per problem). Each thread keeps GEMM plans
 // (matmul descriptor, layouts, algorithm) per device and problem, so that a
 // repeated GEMM costs a hash lookup, at most one descriptor attribute (the
-// bias pointer) and cublasLtMatmul. Each context owns a workspace per stream
-// it has used, allocated at creation / set_stream and never during a GEMM, so
-// GEMMs can be captured into CUDA graphs.
+// bias pointer) and cublasLtMatmul. A context either owns a workspace per
+// stream it has used, allocated at creation / set_stream and never during a
+// GEMM, or borrows one from its host for each call (PyTorch's, from the
+// caching allocator, which is CUDA-graph aware); either way GEMMs can be
+// captured into CUDA graphs.
 //
 // Row-major to column-major: a row-major X[r, c] with leading dimension ld is
 // the column-major X^T[c, r] with the same ld. So the row-major problem
@@ -153,9 +155,12 @@ struct AlgoKey {
   int64_t m, n, k, lda, ldb, ldd;
   int32_t dtype, transa, transb, computeType;
   uint32_t epilogue, alignA, alignB, alignC, alignD, alignBias;
+  /// The workspace the algorithm may use (borrowed workspaces vary).
+  uint64_t workspaceLimit;
 
   bool operator==(const AlgoKey &o) const {
-    return m == o.m && n == o.n && k == o.k && lda == o.lda && ldb == o.ldb &&
+    return workspaceLimit == o.workspaceLimit && m == o.m && n == o.n &&
+           k == o.k && lda == o.lda && ldb == o.ldb &&
            ldd == o.ldd && dtype == o.dtype && transa == o.transa &&
            transb == o.transb && computeType == o.computeType &&
            epilogue == o.epilogue && alignA == o.alignA && alignB == o.alignB &&
@@ -173,6 +178,7 @@ struct AlgoKeyHash {
     mix(key.ldd), mix(key.dtype), mix(key.transa), mix(key.transb);
     mix(key.computeType), mix(key.epilogue), mix(key.alignA), mix(key.alignB);
     mix(key.alignC), mix(key.alignD), mix(key.alignBias);
+    mix(key.workspaceLimit);
     return static_cast<size_t>(h);
   }
 };
@@ -219,11 +225,15 @@ DeviceState &deviceState(int device) {
 
 } // namespace
 
-/// Per-context CUDA state: the device state and one workspace per stream.
+/// Per-context CUDA state: the device state and the workspace of the
+/// context's stream: owned (one per stream used, in `workspaces`) or lent by
+/// the host for the next calls (`borrowed`).
 struct slinrt::CudaState {
   DeviceState *device = nullptr;
-  std::unordered_map<void *, void *> workspaces;
+  bool borrowed = false;
+  std::unordered_map<void *, void *> workspaces; ///< owned ones, by stream
   void *workspace = nullptr; ///< the workspace of the context's stream
+  size_t workspaceBytes = 0; ///< its size
 };
 
 namespace {
@@ -271,9 +281,11 @@ std::string describe(const GemmProblem &p, const LtProblem &lt) {
       "/", alignmentOf(lt.b), "/", alignmentOf(lt.d));
 }
 
-/// The algorithm-cache key of `p` run with `epilogue` (and `bias`).
+/// The algorithm-cache key of `p` run with `epilogue` (and `bias`), using at
+/// most `workspaceLimit` bytes of workspace.
 AlgoKey algoKeyOf(const GemmProblem &p, const LtProblem &lt,
-                  cublasLtEpilogue_t epilogue, const void *bias) {
+                  cublasLtEpilogue_t epilogue, const void *bias,
+                  uint64_t workspaceLimit) {
   return AlgoKey{p.M,
                  p.N,
                  p.K,
@@ -290,7 +302,8 @@ AlgoKey algoKeyOf(const GemmProblem &p, const LtProblem &lt,
                  alignmentOf(lt.d),
                  alignmentOf(lt.d),
                  epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u
-                                                       : alignmentOf(bias)};
+                                                       : alignmentOf(bias),
+                 workspaceLimit};
 }
 
 /// Sets the epilogue attributes of `desc` (and the bias pointer and type).
@@ -336,7 +349,7 @@ const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
   MatmulPreference pref;
   checkCublas(cublasLtMatmulPreferenceCreate(pref.out()),
               "cublasLtMatmulPreferenceCreate");
-  uint64_t workspace = dev.workspaceBytes;
+  uint64_t workspace = key.workspaceLimit;
   checkCublas(cublasLtMatmulPreferenceSetAttribute(
                   pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
                   sizeof(workspace)),
@@ -493,7 +506,8 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
 GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
                   const LtProblem &lt, cublasLtEpilogue_t epilogue,
                   void *bias) {
-  PlanKey key{algoKeyOf(p, lt, epilogue, bias), ctx.device};
+  PlanKey key{algoKeyOf(p, lt, epilogue, bias, ctx.cuda->workspaceBytes),
+              ctx.device};
   PlanCache &plans = threadPlans;
   auto it = plans.find(key);
   if (it != plans.end()) {
@@ -630,8 +644,8 @@ void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
                              f64 ? static_cast<const void *>(&beta64)
                                  : static_cast<const void *>(&beta32),
                              lt.d, plan->dLayout, lt.d, plan->dLayout,
-                             &plan->algo, state.workspace, dev.workspaceBytes,
-                             stream),
+                             &plan->algo, state.workspace,
+                             state.workspaceBytes, stream),
               "cublasLtMatmul");
   if (biasGrad && !useFused)
     rowSums();
@@ -676,7 +690,8 @@ void cuda::copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
 // Context lifecycle and allocation
 //===----------------------------------------------------------------------===//
 
-void cuda::initContext(slinrt_context &ctx, int device, void *stream) {
+void cuda::initContext(slinrt_context &ctx, int device, void *stream,
+                       bool borrowed) {
   int count = 0;
   checkCuda(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (device < 0 || device >= count)
@@ -686,7 +701,11 @@ void cuda::initContext(slinrt_context &ctx, int device, void *stream) {
   DeviceGuard guard(device);
   auto state = std::make_unique<CudaState>();
   state->device = &deviceState(device);
-  state->workspace = workspaceFor(*state, stream);
+  state->borrowed = borrowed;
+  if (!borrowed) {
+    state->workspace = workspaceFor(*state, stream);
+    state->workspaceBytes = state->device->workspaceBytes;
+  }
   ctx.target = Target::CUDA;
   ctx.device = device;
   ctx.stream = stream;
@@ -707,9 +726,28 @@ void cuda::destroyState(slinrt_context &ctx) noexcept {
 }
 
 void cuda::setStream(slinrt_context &ctx, void *stream) {
-  DeviceGuard guard(ctx.device);
-  ctx.cuda->workspace = workspaceFor(*ctx.cuda, stream);
+  CudaState &state = *ctx.cuda;
+  if (state.borrowed) {
+    // A lent workspace is ordered on the stream it was lent for.
+    if (stream != ctx.stream) {
+      state.workspace = nullptr;
+      state.workspaceBytes = 0;
+    }
+  } else {
+    DeviceGuard guard(ctx.device);
+    state.workspace = workspaceFor(state, stream);
+  }
   ctx.stream = stream;
+}
+
+void cuda::setWorkspace(slinrt_context &ctx, void *workspace, size_t bytes) {
+  CudaState &state = *ctx.cuda;
+  if (!state.borrowed)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT,
+          "slinrt_context_set_workspace: the context owns its workspaces "
+          "(create it with slinrt_context_create_cuda_borrowed)");
+  state.workspace = bytes ? workspace : nullptr;
+  state.workspaceBytes = workspace ? bytes : 0;
 }
 
 void *cuda::defaultAlloc(void *, size_t bytes, int device, void *stream) {

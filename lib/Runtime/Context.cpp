@@ -130,11 +130,13 @@ slinrt_context *slinrt_context_create_cpu(void) {
   }
 }
 
-slinrt_context *slinrt_context_create_cuda(int device, void *stream) {
+namespace {
+/// Both CUDA creation functions: `borrowed` contexts own no workspace.
+slinrt_context *createCuda(int device, void *stream, bool borrowed) {
 #if SPLITLINEAR_HAVE_CUDA
   try {
     auto ctx = std::make_unique<slinrt_context>();
-    cuda::initContext(*ctx, device, stream);
+    cuda::initContext(*ctx, device, stream, borrowed);
     installDefaultAllocator(*ctx);
     lastCreateError.clear();
     return ctx.release();
@@ -151,11 +153,38 @@ slinrt_context *slinrt_context_create_cuda(int device, void *stream) {
 #else
   (void)device;
   (void)stream;
+  (void)borrowed;
   lastCreateError = "slinrt_context_create_cuda: this runtime was built "
                     "without CUDA (SPLITLINEAR_ENABLE_CUDA=OFF or no CUDA "
                     "toolkit found)";
   return nullptr;
 #endif
+}
+} // namespace
+
+slinrt_context *slinrt_context_create_cuda(int device, void *stream) {
+  return createCuda(device, stream, /*borrowed=*/false);
+}
+
+slinrt_context *slinrt_context_create_cuda_borrowed(int device, void *stream) {
+  return createCuda(device, stream, /*borrowed=*/true);
+}
+
+void slinrt_context_set_workspace(slinrt_context *ctx, void *workspace,
+                                  size_t bytes) {
+  guardedCall(
+      ctx, "slinrt_context_set_workspace",
+      [&](slinrt_context &c) {
+#if SPLITLINEAR_HAVE_CUDA
+        if (c.target == Target::CUDA) {
+          cuda::setWorkspace(c, workspace, bytes);
+          return;
+        }
+#endif
+        raise(SLINRT_ERROR_INVALID_ARGUMENT,
+              "slinrt_context_set_workspace: not a CUDA context");
+      },
+      /*evenAfterError=*/true);
 }
 
 const char *slinrt_last_create_error(void) { return lastCreateError.c_str(); }

@@ -229,9 +229,12 @@ void defaultFree(void *user, void *ptr, int device, void *stream);
 
 #if SPLITLINEAR_HAVE_CUDA
 namespace cuda {
-/// Makes `ctx` a CUDA context on `device`/`stream`: handle, workspace,
-/// default allocator. Throws Error on failure.
-void initContext(slinrt_context &ctx, int device, void *stream);
+/// Makes `ctx` a CUDA context on `device`/`stream`: handle, workspace (none
+/// when `borrowed`: see slinrt_context_create_cuda_borrowed). Throws Error on
+/// failure.
+void initContext(slinrt_context &ctx, int device, void *stream, bool borrowed);
+/// Lends a workspace to a borrowing context (throws for an owning one).
+void setWorkspace(slinrt_context &ctx, void *workspace, size_t bytes);
 /// Releases the per-context CUDA state (workspaces).
 void destroyState(slinrt_context &ctx) noexcept;
 /// Switches the context's stream, allocating its workspace if needed.

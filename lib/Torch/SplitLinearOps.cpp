@@ -35,6 +35,7 @@
 #include <torch/library.h>
 
 #ifdef SPLITLINEAR_TORCH_CUDA
+#include <ATen/cuda/CUDAContextLight.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
@@ -157,6 +158,15 @@ int atenCpuGemm(void *, slinrt_dtype dtype, int transA, int transB, int64_t m,
 
 /// The runtime context of this thread for `device`, bound to the current
 /// stream. Contexts carry sticky error state, hence one per thread.
+///
+/// CUDA-graph capture safety: a CUDA context borrows PyTorch's cuBLASLt
+/// workspace for the current stream on every call (from the caching
+/// allocator; PyTorch drops and re-creates these workspaces around a capture,
+/// so a captured graph uses one from the graph's pool), and temporaries come
+/// from the caching allocator too. So no call, even the first one of a fresh
+/// thread on a fresh side stream, runs cudaMalloc, a stream creation or a
+/// host synchronization while the stream captures. The per-device cuBLASLt
+/// handle is the runtime's, created by the first call of the process.
 slinrt_context *contextFor(const at::Device &device, const char *op) {
   if (device.is_cpu()) {
     thread_local ContextPtr cpu([] {
@@ -175,7 +185,7 @@ slinrt_context *contextFor(const at::Device &device, const char *op) {
     cudaStream_t stream = c10::cuda::getCurrentCUDAStream(index).stream();
     auto it = cuda.find(index);
     if (it == cuda.end()) {
-      slinrt_context *ctx = slinrt_context_create_cuda(index, stream);
+      slinrt_context *ctx = slinrt_context_create_cuda_borrowed(index, stream);
       TORCH_CHECK(ctx, op, ": could not create the CUDA runtime context: ",
                   slinrt_last_create_error());
       slinrt_context_set_allocator(ctx, cachingAlloc, cachingFree, nullptr);
@@ -183,6 +193,9 @@ slinrt_context *contextFor(const at::Device &device, const char *op) {
     } else {
       slinrt_context_set_stream(it->second.get(), stream);
     }
+    slinrt_context_set_workspace(it->second.get(),
+                                 at::cuda::getCUDABlasLtWorkspace(),
+                                 at::cuda::getCUDABlasLtWorkspaceSize());
     slinrt_context_set_allow_tf32(
         it->second.get(), at::globalContext().allowTF32CuBLAS() ? 1 : 0);
     return it->second.get();

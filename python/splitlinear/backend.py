@@ -6,12 +6,15 @@ Registered through the ``torch_dynamo_backends`` entry point, so after
     compiled = torch.compile(model, backend="splitlinear")
     compiled = torch.compile(model, backend="splitlinear",
                              options={"fallback": "eager", "strict": True})
+    compiled = torch.compile(model, backend="splitlinear", mode="reduce-overhead")
 
 Pipeline for each Dynamo graph: validate options, dump the graph
 (``graph_<n>_before.txt``), find and rewrite split-linear regions
 (:mod:`splitlinear.fx_match`) into ``splitlinear.ops.linear`` calls, dump
-again (``graph_<n>_after.txt``), then compile the rewritten graph with the
-``inductor`` backend (the op becomes an extern kernel call) or run it eagerly.
+again (``graph_<n>_after.txt``), then compile the rewritten graph with
+Inductor, configured for ``mode`` as ``backend="inductor"`` would be (the op
+becomes an extern kernel call), or run it eagerly, through CUDA graphs when the
+mode asks for them (:mod:`splitlinear.cudagraphs`).
 """
 
 from __future__ import annotations
@@ -198,10 +201,18 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
 
 def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
                       options: SplitLinearOptions) -> Callable[..., Any]:
+    """Compile the rewritten graph: Inductor with the config ``torch.compile(backend="inductor",
+    mode=options.mode, options=options.inductor_options)`` would use, or eagerly (through CUDA
+    graphs when ``options.mode`` turns them on)."""
     if options.fallback == "eager":
+        if options.cudagraphs:
+            from .cudagraphs import compile_eager_with_cudagraphs
+
+            return compile_eager_with_cudagraphs(gm, example_inputs)
         return gm.forward
-    inductor = torch._dynamo.lookup_backend("inductor")
-    return inductor(gm, list(example_inputs))
+    from torch._inductor.compile_fx import compile_fx
+
+    return compile_fx(gm, list(example_inputs), config_patches=options.inductor_config())
 
 
 def _precompile(regions: list, dump_dir: str | None) -> None:
@@ -240,19 +251,18 @@ def splitlinear_backend(
         gm: the Dynamo FX graph (torch-level ops; Parameters are placeholders).
         example_inputs: the real example inputs (Parameters first, then user inputs).
         options: ``torch.compile(..., options=...)``; see :class:`SplitLinearOptions`.
-        mode: ``torch.compile(..., mode=...)``; accepted and ignored (logged).
+        mode: ``torch.compile(..., mode=...)``; see :attr:`SplitLinearOptions.mode`.
 
     Returns:
         A callable running the graph: Inductor-compiled (``fallback="inductor"``)
         or the rewritten ``GraphModule.forward`` (``fallback="eager"``).
 
     Raises:
-        ValueError: invalid ``options`` (unknown key, wrong type).
+        ValueError: invalid ``options`` (unknown key, wrong type), an unknown ``mode``, or a
+            ``mode`` that differs from ``options["mode"]``.
         RuntimeError: ``strict=True`` and a candidate could not be replaced.
     """
-    opts = SplitLinearOptions.from_dict(options)
-    if mode is not None:
-        logger.info("splitlinear: mode=%r is ignored by the splitlinear backend", mode)
+    opts = SplitLinearOptions.from_dict(options).with_mode(mode)
     graph_id = _next_graph_id()
     _bump("graphs_compiled")
 
@@ -275,7 +285,8 @@ def splitlinear_backend(
         _write_dump(dump_dir, f"graph_{graph_id}_after.txt", header + gm.print_readable(print_output=False))
 
     logger.info(
-        "splitlinear: graph %d: %d region(s) matched (%d linear(s)), %d candidate(s) rejected; fallback=%s",
-        graph_id, len(plan.regions), n_linears, len(plan.rejections), opts.fallback,
+        "splitlinear: graph %d: %d region(s) matched (%d linear(s)), %d candidate(s) rejected; "
+        "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
+        opts.fallback, opts.mode,
     )
     return _compile_fallback(gm, example_inputs, opts)

@@ -38,6 +38,21 @@ class SplitLinearOptions:
             (q/k/v, gate/up) into one call.
         min_parts: smallest number of weight parts a region must have to be
             replaced (a one-part ``torch.cat`` is left alone by default).
+        mode: ``torch.compile``'s ``mode`` (``"default"``, ``"reduce-overhead"``,
+            ``"max-autotune"``, ``"max-autotune-no-cudagraphs"``, ...; the keys of
+            ``torch._inductor.list_mode_options()``). ``torch.compile(...,
+            mode=...)`` sets it (``torch.compile`` takes ``mode`` or
+            ``options``, not both, so to combine a mode with other options put
+            it here). With ``fallback="inductor"`` Inductor gets the
+            configuration ``backend="inductor"`` would get for this mode; with
+            ``fallback="eager"`` a mode that turns on CUDA graphs
+            (``"reduce-overhead"``, ``"max-autotune"``) replays the eager graph
+            through cudagraph trees (:mod:`splitlinear.cudagraphs`), and the
+            autotuning part of a mode has nothing to tune.
+        inductor_options: Inductor config patches, as ``torch.compile(...,
+            backend="inductor", options=...)`` takes them (e.g.
+            ``{"triton.cudagraphs": True}``), applied after ``mode``; only with
+            ``fallback="inductor"``.
     """
 
     fallback: Fallback = "inductor"
@@ -45,6 +60,8 @@ class SplitLinearOptions:
     dump_dir: str | None = None
     horizontal_fusion: bool = True
     min_parts: int = 2
+    mode: str | None = None
+    inductor_options: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.fallback not in get_args(Fallback):
@@ -70,6 +87,51 @@ class SplitLinearOptions:
             )
         if self.min_parts < 1:
             raise ValueError(f"splitlinear: option 'min_parts' must be >= 1, got {self.min_parts}")
+        if self.mode is not None:
+            modes = list(_mode_table())
+            if self.mode not in modes:
+                raise ValueError(f"splitlinear: option 'mode' must be one of {modes}, got {self.mode!r}")
+        if self.inductor_options is not None:
+            if not isinstance(self.inductor_options, Mapping):
+                raise ValueError(
+                    "splitlinear: option 'inductor_options' must be a dict of Inductor config patches, "
+                    f"got {type(self.inductor_options).__name__}"
+                )
+            if self.fallback != "inductor":
+                raise ValueError(
+                    "splitlinear: option 'inductor_options' configures Inductor and needs "
+                    f"fallback='inductor', got fallback={self.fallback!r}"
+                )
+
+    def with_mode(self, mode: str | None) -> SplitLinearOptions:
+        """These options with ``torch.compile``'s ``mode`` keyword applied.
+
+        Raises:
+            ValueError: ``mode`` is unknown, or differs from an ``options['mode']`` already set.
+        """
+        if mode is None or mode == self.mode:
+            return self
+        if self.mode is not None:
+            raise ValueError(
+                f"splitlinear: mode={mode!r} conflicts with options['mode']={self.mode!r}"
+            )
+        return dataclasses.replace(self, mode=mode)
+
+    def inductor_config(self) -> dict[str, Any]:
+        """The Inductor config patches for ``mode`` then ``inductor_options``, as
+        ``torch.compile(backend="inductor", mode=..., options=...)`` builds them."""
+        config: dict[str, Any] = {}
+        if self.mode is not None:
+            config.update(_mode_table()[self.mode])
+        config.update(self.inductor_options or {})
+        return config
+
+    @property
+    def cudagraphs(self) -> bool:
+        """Whether the compiled graph replays through CUDA graphs (``triton.cudagraphs``)."""
+        from torch._inductor import config
+
+        return bool(self.inductor_config().get("triton.cudagraphs", config.triton.cudagraphs))
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -114,3 +176,10 @@ class SplitLinearOptions:
             return os.fspath(self.dump_dir)
         env = os.environ.get(DUMP_DIR_ENV)
         return env or None
+
+
+def _mode_table() -> dict[str, dict[str, Any]]:
+    """Inductor's table of ``torch.compile`` modes (the one source of truth for their meaning)."""
+    from torch._inductor import list_mode_options
+
+    return list_mode_options()

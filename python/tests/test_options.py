@@ -66,10 +66,80 @@ def test_invalid_options_through_torch_compile() -> None:
     assert isinstance(getattr(info.value, "inner_exception", None), ValueError)
 
 
-def test_mode_is_accepted_and_logged(op: object, caplog: pytest.LogCaptureFixture) -> None:
+def _record_inductor_config(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """The ``config_patches`` each Inductor compile of the backend receives (compile_fx
+    re-enters itself once patched; only outermost calls are recorded)."""
+    import torch._inductor.compile_fx as compile_fx_module
+
+    seen: list[dict[str, object]] = []
+    depth = [0]
+    original = compile_fx_module.compile_fx
+
+    def recording(gm, inputs, *args, config_patches=None, **kwargs):  # type: ignore[no-untyped-def]
+        if depth[0] == 0:
+            seen.append(dict(config_patches or {}))
+        depth[0] += 1
+        try:
+            return original(gm, inputs, *args, config_patches=config_patches, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(compile_fx_module, "compile_fx", recording)
+    return seen
+
+
+@pytest.mark.parametrize("mode", ["max-autotune-no-cudagraphs", "reduce-overhead", "default"])
+def test_mode_reaches_inductor_as_backend_inductor_gets_it(
+        op: object, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mode`` gives Inductor the configuration ``backend="inductor"`` builds for it (on the CPU,
+    cudagraph trees skip the graph, so ``reduce-overhead`` still runs and matches eager)."""
+    seen = _record_inductor_config(monkeypatch)
+    torch._dynamo.reset()
     model = CatLinear(8, [4, 4])
     x = randn(2, 8)
-    with caplog.at_level(logging.INFO, logger="splitlinear"):
-        compiled = torch.compile(model, backend="splitlinear", mode="max-autotune")
-        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
-    assert any("mode='max-autotune' is ignored" in r.getMessage() for r in caplog.records)
+    compiled = torch.compile(model, backend="splitlinear", mode=mode)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    expected = torch._TorchCompileInductorWrapper(mode, None, None).config
+    assert seen == [expected]
+    if mode != "default":
+        assert seen[0]  # the mode changed something
+
+
+def test_mode_and_inductor_options_in_options(op: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``torch.compile`` takes ``mode`` or ``options``; both fit in ``options``."""
+    seen = _record_inductor_config(monkeypatch)
+    torch._dynamo.reset()
+    model = CatLinear(8, [4, 4])
+    x = randn(2, 8)
+    compiled = torch.compile(model, backend="splitlinear", options={
+        "mode": "max-autotune-no-cudagraphs", "inductor_options": {"epilogue_fusion": False}, "strict": True})
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    expected = torch._TorchCompileInductorWrapper("max-autotune-no-cudagraphs", {"epilogue_fusion": False},
+                                                  None).config
+    assert seen == [expected]
+
+
+def test_eager_fallback_with_reduce_overhead_goes_through_cudagraph_trees(op: object) -> None:
+    """On the CPU, cudagraph trees decline the graph (counted as a skip) and it runs as is."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    model = CatLinear(8, [4, 4])
+    x = randn(2, 8).requires_grad_()
+    compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager", "mode": "reduce-overhead"})
+    out = compiled(x)
+    torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+    out.sum().backward()
+    assert counters["inductor"]["cudagraph_skips"] >= 1
+
+
+@pytest.mark.parametrize("options, mode, match", [
+    ({"mode": "fast"}, None, "option 'mode' must be one of"),
+    ({"mode": "reduce-overhead"}, "max-autotune", "conflicts with options"),
+    ({"inductor_options": {"epilogue_fusion": False}, "fallback": "eager"}, None, "needs fallback='inductor'"),
+    ({"inductor_options": [1]}, None, "'inductor_options' must be a dict"),
+])
+def test_bad_mode_options(options: dict[str, object], mode: str | None, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        SplitLinearOptions.from_dict(options).with_mode(mode)

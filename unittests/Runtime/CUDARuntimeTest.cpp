@@ -466,6 +466,73 @@ TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {
   cudaGraphDestroy(graph);
 }
 
+/// A borrowing context created *during* a global-mode capture, on a fresh
+/// thread, allocates nothing (cudaMalloc would end the capture with
+/// cudaErrorStreamCaptureUnsupported) and runs its GEMM on the lent
+/// workspace; the replay matches the CPU.
+TEST_F(CUDARuntimeTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
+  std::mt19937_64 rng(31);
+  const int M = 16, N = 96, K = 64;
+  TestMatrix A = TestMatrix::rowMajor(SLINRT_BF16, M, K);
+  TestMatrix B = TestMatrix::rowMajor(SLINRT_BF16, N, K);
+  TestMatrix D = TestMatrix::rowMajor(SLINRT_BF16, M, N);
+  A.fillRandom(rng);
+  B.fillRandom(rng);
+  DeviceMirror dA(A), dB(B), dD(D);
+  const size_t workspaceBytes = size_t(4) << 20;
+  void *workspace = nullptr;
+  ASSERT_CUDA(cudaMalloc(&workspace, workspaceBytes));
+  cudaStream_t side = nullptr;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_CUDA(cudaStreamBeginCapture(side, cudaStreamCaptureModeGlobal));
+  slinrt_status status = SLINRT_OK;
+  std::string message;
+  std::thread([&] {
+    slinrt_context *ctx = slinrt_context_create_cuda_borrowed(0, side);
+    if (!ctx) {
+      status = SLINRT_ERROR_CUDA;
+      message = slinrt_last_create_error();
+      return;
+    }
+    slinrt_context_set_workspace(ctx, workspace, workspaceBytes);
+    _mlir_ciface_slinrt_cuda_gemm_bf16(ctx, &dA.desc2, &dB.desc2, &dD.desc2,
+                                       nullptr, 0, 1, SLINRT_EPILOGUE_NONE);
+    status = slinrt_context_status(ctx);
+    message = slinrt_context_error(ctx);
+    slinrt_context_destroy(ctx);
+  }).join();
+  ASSERT_CUDA(cudaStreamEndCapture(side, &graph));
+  ASSERT_EQ(status, SLINRT_OK) << message;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  ASSERT_CUDA(cudaGraphLaunch(exec, side));
+  ASSERT_CUDA(cudaStreamSynchronize(side));
+
+  _mlir_ciface_slinrt_cpu_gemm_bf16(cpu, A.ref(), B.ref(), D.ref(), nullptr, 0,
+                                    1, SLINRT_EPILOGUE_NONE);
+  TestMatrix got = TestMatrix::rowMajor(SLINRT_BF16, M, N);
+  dD.download(got);
+  Reference ref =
+      referenceGemm(A, B, false, true, M, N, K, SLINRT_EPILOGUE_NONE, nullptr);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n)
+      ASSERT_TRUE(agree(got.get(m, n), D.get(m, n), ref.dMagnitude[m * N + n],
+                        SLINRT_BF16, K, false));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(side);
+  cudaFree(workspace);
+}
+
+/// Only borrowing contexts take a lent workspace.
+TEST_F(CUDARuntimeTest, OwningContextRefusesALentWorkspace) {
+  slinrt_context_set_workspace(gpu, nullptr, 0);
+  EXPECT_EQ(slinrt_context_status(gpu), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("owns its workspaces"), std::string::npos) << error();
+}
+
 TEST_F(CUDARuntimeTest, CopiesMatchCPU) {
   std::mt19937_64 rng(4);
   for (const CopyFns &fns : allCopyFns()) {

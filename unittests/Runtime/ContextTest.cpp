@@ -419,4 +419,14 @@ TEST(CUDAUnavailable, EntryPointsReportNotAvailable) {
   EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_NOT_AVAILABLE);
 }
 
+/// A workspace is lent to CUDA contexts only; a CPU context says so.
+TEST(ContextWorkspaceTest, CPUContextRefusesALentWorkspace) {
+  ContextHolder ctx(slinrt_context_create_cpu());
+  int dummy = 0;
+  slinrt_context_set_workspace(ctx, &dummy, sizeof(dummy));
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(std::string(slinrt_context_error(ctx)),
+                       "not a CUDA context"));
+}
+
 } // namespace

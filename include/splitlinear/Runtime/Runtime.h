@@ -108,6 +108,25 @@ SLINRT_EXPORT slinrt_context *slinrt_context_create_cpu(void);
 /// creation failed; `slinrt_last_create_error()` then says why.
 SLINRT_EXPORT slinrt_context *slinrt_context_create_cuda(int device,
                                                          void *stream);
+/// Creates a CUDA context on `device` for `stream` that allocates no device
+/// memory of its own: its GEMMs use the cuBLASLt workspace the caller lends
+/// with `slinrt_context_set_workspace` (none until then: algorithms that need
+/// no workspace). For hosts with a caching allocator and CUDA-graph support of
+/// their own (PyTorch): the workspace then comes from that allocator and is
+/// capture-aware, so creating and using the context is safe while a stream is
+/// capturing, on any thread. The per-device cuBLASLt handle is still the
+/// runtime's, created by the first context of the process on that device.
+/// Returns NULL on failure (`slinrt_last_create_error()` says why).
+SLINRT_EXPORT slinrt_context *slinrt_context_create_cuda_borrowed(int device,
+                                                                  void *stream);
+/// Lends `bytes` bytes of device memory at `workspace` to the later GEMMs of a
+/// context made by `slinrt_context_create_cuda_borrowed`, until the next call
+/// (or a stream change, which drops it). The memory must stay valid, and not
+/// be used by other work, until those GEMMs have run on the context's stream
+/// (stream-ordered reuse is fine). Records SLINRT_ERROR_INVALID_ARGUMENT on a
+/// context that owns its workspaces.
+SLINRT_EXPORT void slinrt_context_set_workspace(slinrt_context *ctx,
+                                                void *workspace, size_t bytes);
 /// Why the last `slinrt_context_create_*` on this thread returned NULL; ""
 /// after a successful creation.
 SLINRT_EXPORT const char *slinrt_last_create_error(void);
