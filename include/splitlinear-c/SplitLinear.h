@@ -76,6 +76,12 @@ typedef enum SlinKernelKind {
   SLIN_KERNEL_WGRAD = 2,
 } SlinKernelKind;
 
+/// The runtime a kernel is compiled for.
+typedef enum SlinTarget {
+  SLIN_TARGET_CPU = 0,  /* the host (BLAS) */
+  SLIN_TARGET_CUDA = 1, /* CUDA (cuBLASLt) */
+} SlinTarget;
+
 /// How an FPROP or DGRAD kernel call combined its weight parts, as the
 /// kernel returns it: used in place (one part, or adjacent parts), copied
 /// into one buffer, or one GEMM per part. Parts that are not adjacent are
@@ -96,11 +102,11 @@ typedef struct SlinKernelSpec {
   const int32_t *part_dtypes;  /* num_parts entries, or NULL: all `dtype` */
   int32_t has_bias;            /* FPROP: bias parts; WGRAD: bias gradient */
   const int32_t *bias_dtypes;  /* num_parts entries, or NULL: all `dtype` */
-  int32_t target;              /* 0 = cpu (BLAS), 1 = cuda (cuBLASLt) */
+  SlinTarget target;           /* the runtime the kernel calls */
   int64_t alignment;           /* bytes a zero-copy view must be aligned to */
   const char *dump_dir;        /* slinKernelCompile writes the kernel IR and
                                   the IR after every pass here; NULL or "":
-                                  $SPLITLINEAR_DUMP_DIR if set, else none */
+                                  nowhere */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public
@@ -115,8 +121,8 @@ typedef struct SlinKernelSpec {
 SLIN_CAPI_EXPORT char *slinKernelBuildIR(const SlinKernelSpec *spec,
                                          char **error);
 
-/// Builds the kernel IR, runs `splitlinear-pipeline{target=...}` and
-/// JIT-compiles it. On success stores the packed entry point
+/// Builds the kernel IR, runs the splitlinear pipeline on it (built in C++
+/// from `spec`'s target and alignment) and JIT-compiles it. On success stores the packed entry point
 /// (`_mlir_ciface_slin_kernel`) in `*entry` and returns the engine that owns
 /// it. On failure returns NULL; `*error` then holds the diagnostics, the IR
 /// and a one-line `splitlinear-opt` command that repeats the failure.

@@ -69,8 +69,9 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
   if (usesParts && spec.num_parts < 1)
     return fail("a kernel needs at least one weight part, got " +
                 Twine(spec.num_parts));
-  if (spec.target != 0 && spec.target != 1)
-    return fail("invalid target " + Twine(spec.target) + " (0 = cpu, 1 = cuda)");
+  if (spec.target != SLIN_TARGET_CPU && spec.target != SLIN_TARGET_CUDA)
+    return fail("invalid target " + Twine(static_cast<int>(spec.target)) +
+                " (0 = cpu, 1 = cuda)");
   if (spec.alignment <= 0 || (spec.alignment & (spec.alignment - 1)))
     return fail("alignment must be a positive power of two, got " +
                 Twine(spec.alignment));

@@ -17,6 +17,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "splitlinear/Conversion/Passes.h"
 #include "splitlinear/InitAll.h"
 #include "splitlinear/Runtime/Runtime.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
@@ -96,19 +97,9 @@ std::string printModule(ModuleOp module) {
   return text;
 }
 
-/// Runs `pipeline` (anchored on builtin.module if it is not yet) on `module`.
-LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
-                          std::string &diagnostics,
-                          llvm::raw_ostream *irLog = nullptr) {
-  MLIRContext *ctx = module.getContext();
-  DiagnosticCollector collector(ctx);
-  // The pass manager is anchored on builtin.module; parsePassPipeline adds
-  // the pipeline *inside* that anchor, so an explicit anchor is stripped.
-  StringRef body = pipeline.trim();
-  if (body.consume_front("builtin.module(") && body.consume_back(")"))
-    body = body.trim();
-  std::string anchored = ("builtin.module(" + body + ")").str();
-  PassManager pm(ctx, ModuleOp::getOperationName());
+/// Makes `pm` verify after every pass and, with `irLog`, print the module
+/// after every pass there.
+void instrument(PassManager &pm, llvm::raw_ostream *irLog) {
   pm.enableVerifier(true);
   if (irLog)
     pm.enableIRPrinting(
@@ -116,19 +107,49 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
         /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
         /*printAfterOnlyOnFailure=*/false, *irLog);
+}
+
+/// `pm` as the textual pipeline that repeats it (`splitlinear-opt
+/// --pass-pipeline=...`).
+std::string pipelineText(PassManager &pm) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.printAsTextualPipeline(os); // anchored: builtin.module(...)
+  return text;
+}
+
+/// Runs `pm` on `module`; on failure `diagnostics` holds what was emitted.
+LogicalResult runPassManager(PassManager &pm, ModuleOp module,
+                             std::string &diagnostics) {
+  DiagnosticCollector collector(module.getContext());
+  if (succeeded(pm.run(module)))
+    return success();
+  diagnostics = collector.take();
+  if (diagnostics.empty())
+    diagnostics = "pipeline '" + pipelineText(pm) + "' failed";
+  return failure();
+}
+
+/// Runs the textual `pipeline` (anchored on builtin.module if it is not yet)
+/// on `module`.
+LogicalResult runPipeline(ModuleOp module, StringRef pipeline,
+                          std::string &diagnostics) {
+  // The pass manager is anchored on builtin.module; parsePassPipeline adds
+  // the pipeline *inside* that anchor, so an explicit anchor is stripped.
+  StringRef body = pipeline.trim();
+  if (body.consume_front("builtin.module(") && body.consume_back(")"))
+    body = body.trim();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  instrument(pm, /*irLog=*/nullptr);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   if (failed(parsePassPipeline(body, pm, errorStream))) {
-    diagnostics = "invalid pass pipeline '" + anchored + "': " + parseErrors;
+    diagnostics = ("invalid pass pipeline 'builtin.module(" + body + ")': " +
+                   parseErrors)
+                      .str();
     return failure();
   }
-  if (failed(pm.run(module))) {
-    diagnostics = collector.take();
-    if (diagnostics.empty())
-      diagnostics = "pipeline '" + anchored + "' failed";
-    return failure();
-  }
-  return success();
+  return runPassManager(pm, module, diagnostics);
 }
 
 /// The runtime's IR entry points, registered with every engine so that they
@@ -143,10 +164,9 @@ llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner interner) {
 #define SLIN_ADD(NAME) add(#NAME, reinterpret_cast<void *>(&NAME));
   SLIN_ADD(slinrt_default_context)
   SLIN_ADD(slinrt_prefer_per_part)
-  SLIN_ADD(_mlir_ciface_slinrt_cpu_alloc)
-  SLIN_ADD(_mlir_ciface_slinrt_cpu_free)
-  SLIN_ADD(_mlir_ciface_slinrt_cuda_alloc)
-  SLIN_ADD(_mlir_ciface_slinrt_cuda_free)
+#define SLINRT_TARGET(TGT)                                                     \
+  SLIN_ADD(_mlir_ciface_slinrt_##TGT##_alloc)                                  \
+  SLIN_ADD(_mlir_ciface_slinrt_##TGT##_free)
 #define SLINRT_DTYPE(T, ENUM)                                                  \
   SLIN_ADD(_mlir_ciface_slinrt_cpu_gemm_##T)                                   \
   SLIN_ADD(_mlir_ciface_slinrt_cuda_gemm_##T)
@@ -185,10 +205,21 @@ SlinEngine createEngine(ModuleOp module, int optLevel, std::string &error) {
   return new SlinEngineImpl{std::move(*engine)};
 }
 
-std::string pipelineFor(const SlinKernelSpec &spec) {
-  return "builtin.module(splitlinear-pipeline{target=" +
-         std::string(spec.target == 1 ? "cuda" : "cpu") +
-         " alignment=" + std::to_string(spec.alignment) + "})";
+/// Adds the splitlinear pipeline for a kernel of `spec` (already validated
+/// by buildKernelModule) to `pm`. Returns the registered pipeline that
+/// repeats it, as text for a `splitlinear-opt --pass-pipeline=` repro.
+std::string buildPipelineFor(PassManager &pm, const SlinKernelSpec &spec) {
+  slin::SplitLinearPipelineOptions options;
+  options.target = spec.target == SLIN_TARGET_CUDA ? slin::RuntimeTarget::cuda
+                                                   : slin::RuntimeTarget::cpu;
+  options.alignment = spec.alignment;
+  slin::buildSplitLinearPipeline(pm, options);
+  std::string repro;
+  llvm::raw_string_ostream os(repro);
+  os << "builtin.module(splitlinear-pipeline";
+  options.print(os);
+  os << ")";
+  return repro;
 }
 } // namespace
 
@@ -304,13 +335,11 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
     return nullptr;
   }
   std::string ir = printModule(**module);
-  std::string pipeline = pipelineFor(*spec);
-  // The kernel IR and the IR after every pass: where the caller says (the
-  // compile that asked for it), else where the user's environment says.
+  // The kernel IR and the IR after every pass, where the caller says.
   std::unique_ptr<llvm::raw_fd_ostream> irLog;
-  const char *dir = spec->dump_dir && *spec->dump_dir
-                        ? spec->dump_dir
-                        : std::getenv("SPLITLINEAR_DUMP_DIR");
+  const char *dir = spec->dump_dir;
+  PassManager pm(ctx.get(), ModuleOp::getOperationName());
+  std::string pipeline = buildPipelineFor(pm, *spec);
   if (dir && *dir) {
     static std::atomic<int> counter{0};
     std::string stem = std::string(dir) + "/kernel-" +
@@ -324,7 +353,8 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
     if (ec)
       irLog.reset();
   }
-  if (failed(runPipeline(**module, pipeline, text, irLog.get()))) {
+  instrument(pm, irLog.get());
+  if (failed(runPassManager(pm, **module, text))) {
     setError(error, text + "\n// ---- input IR ----\n" + ir +
                         "// ---- repro ----\n// splitlinear-opt kernel.mlir "
                         "--pass-pipeline='" +

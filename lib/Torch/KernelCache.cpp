@@ -27,7 +27,7 @@ namespace {
 struct KeyHash {
   size_t operator()(const KernelKey &k) const {
     size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
-                                    int64_t(k.hasBias) << 16 ^ k.target);
+                                    int64_t(k.hasBias) << 16 ^ int64_t(k.target));
     for (int32_t d : k.partDtypes)
       h = h * 1000003u ^ std::hash<int32_t>()(d);
     for (int32_t d : k.biasDtypes)
@@ -114,7 +114,12 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
   spec.bias_dtypes = key.biasDtypes.empty() ? nullptr : key.biasDtypes.data();
   spec.target = key.target;
   spec.alignment = 16;
-  spec.dump_dir = dumpDir.empty() ? nullptr : dumpDir.c_str();
+  // Without a compile's own dump directory, the user's environment may ask
+  // for dumps of every kernel compiled.
+  const char *envDump = std::getenv("SPLITLINEAR_DUMP_DIR");
+  spec.dump_dir = !dumpDir.empty() ? dumpDir.c_str()
+                  : envDump && *envDump ? envDump
+                                        : nullptr;
   void (*entry)(void **) = nullptr;
   char *error = nullptr;
   SlinEngine engine = slinKernelCompile(&spec, &entry, &error);

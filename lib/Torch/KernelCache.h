@@ -27,7 +27,7 @@ struct KernelKey {
   std::vector<int32_t> partDtypes;
   std::vector<int32_t> biasDtypes;
   bool hasBias;
-  int32_t target;
+  SlinTarget target;
   bool operator==(const KernelKey &other) const;
 };
 

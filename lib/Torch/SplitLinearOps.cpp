@@ -379,7 +379,9 @@ struct Call {
 #define SPLITLINEAR_DEVICE_GUARD(t)                                            \
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
-int32_t targetOf(const at::Tensor &t) { return t.is_cuda() ? 1 : 0; }
+SlinTarget targetOf(const at::Tensor &t) {
+  return t.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
+}
 
 //===----------------------------------------------------------------------===//
 // linear (fprop)
@@ -528,7 +530,7 @@ void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
   TORCH_CHECK(numParts >= 1, op, ": num_parts must be >= 1, got ", numParts);
   TORCH_CHECK(device.is_cpu() || device.is_cuda(), op, ": device ", device,
               " is not supported");
-  int32_t target = device.is_cuda() ? 1 : 0;
+  SlinTarget target = device.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
   std::vector<int32_t> parts(numParts, code);
   getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target}, dump);
   if (!training)

@@ -77,7 +77,7 @@ int main(void) {
   /* Kernel IR from the one producer. */
   int32_t partDtypes[3] = {SLINRT_F32, SLINRT_F32, SLINRT_F32};
   SlinKernelSpec spec = {SLIN_KERNEL_FPROP, SLINRT_F32, 3, partDtypes, 1, NULL,
-                         /*target=*/0, /*alignment=*/16};
+                         SLIN_TARGET_CPU, /*alignment=*/16};
   char *ir = slinKernelBuildIR(&spec, &error);
   /* CHECK: func.func @slin_kernel(%{{.*}}: !llvm.ptr {slin.context}, %{{.*}}: memref<?x?xf32, strided<[?, ?], offset: ?>>
    * CHECK-SAME: -> i32

@@ -184,7 +184,7 @@ SlinKernelSpec fpropSpec() {
   spec.dtype = SLINRT_F32;
   spec.num_parts = 2;
   spec.has_bias = 1;
-  spec.target = 0;
+  spec.target = SLIN_TARGET_CPU;
   spec.alignment = 16;
   return spec;
 }

@@ -14,15 +14,22 @@ namespace mlir {
 class OpPassManager;
 namespace slin {
 
+/// The runtime a lowering targets: the infix of its entry points
+/// (`slinrt_<target>_gemm_<dtype>`, RuntimeEntryPoints.def).
+enum class RuntimeTarget { cpu, cuda };
+
 #define GEN_PASS_DECL
 #include "splitlinear/Conversion/Passes.h.inc"
 
 /// Options of `splitlinear-pipeline`.
 struct SplitLinearPipelineOptions
     : public PassPipelineOptions<SplitLinearPipelineOptions> {
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("Runtime target: cuda or cpu"),
-                             llvm::cl::init("cuda")};
+  Option<RuntimeTarget> target{
+      *this, "target", llvm::cl::desc("Runtime target"),
+      llvm::cl::init(RuntimeTarget::cuda),
+      llvm::cl::values(
+          clEnumValN(RuntimeTarget::cuda, "cuda", "CUDA (cuBLASLt)"),
+          clEnumValN(RuntimeTarget::cpu, "cpu", "the host (BLAS)"))};
   Option<int64_t> alignment{
       *this, "alignment",
       llvm::cl::desc("Byte alignment required of a zero-copy view"),

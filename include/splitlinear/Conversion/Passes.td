@@ -22,8 +22,13 @@ def ConvertSlinToCuBLASLt : Pass<"convert-slin-to-cublaslt", "::mlir::ModuleOp">
     See include/splitlinear/Runtime/Runtime.h for the ABI.
   }];
   let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
-           "Runtime target: 'cuda' (cuBLASLt) or 'cpu' (BLAS)">
+    Option<"target", "target", "::mlir::slin::RuntimeTarget",
+           /*default=*/"::mlir::slin::RuntimeTarget::cuda",
+           "Runtime target", [{::llvm::cl::values(
+             clEnumValN(::mlir::slin::RuntimeTarget::cuda, "cuda",
+                        "CUDA (cuBLASLt)"),
+             clEnumValN(::mlir::slin::RuntimeTarget::cpu, "cpu",
+                        "the host (BLAS)"))}]>
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",

@@ -18,6 +18,7 @@
 
 #include "splitlinear/Conversion/Passes.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,17 +54,70 @@ constexpr StringLiteral kPreferPerPartFn = "slinrt_prefer_per_part";
 // Helpers: types, declarations, the context
 //===----------------------------------------------------------------------===//
 
-/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`), or ""
-/// for a type the runtime has no entry points for.
+// The epilogue operand of a GEMM entry point is the dialect's Epilogue value.
+static_assert(static_cast<int>(Epilogue::none) == SLINRT_EPILOGUE_NONE &&
+                  static_cast<int>(Epilogue::bias) == SLINRT_EPILOGUE_BIAS &&
+                  static_cast<int>(Epilogue::bias_grad) ==
+                      SLINRT_EPILOGUE_BIAS_GRAD &&
+                  static_cast<int>(Epilogue::accumulate) ==
+                      SLINRT_EPILOGUE_ACCUMULATE,
+              "slin::Epilogue and slinrt_epilogue must agree");
+
+/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`, from
+/// RuntimeEntryPoints.def), or "" for a type it has no entry points for.
 StringRef dtypeSuffix(Type type) {
+  std::optional<slinrt_dtype> dtype;
   if (type.isF32())
-    return "f32";
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF64())
-    return "f64";
+    dtype = SLINRT_F32;
+  else if (type.isF16())
+    dtype = SLINRT_F16;
+  else if (type.isBF16())
+    dtype = SLINRT_BF16;
+  else if (type.isF64())
+    dtype = SLINRT_F64;
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  if (dtype == ENUM)                                                           \
+    return #T;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+// The names of the runtime's entry points, spelled by RuntimeEntryPoints.def
+// (the list Runtime.h declares and the runtime defines); "" for a name it
+// does not have.
+
+/// `slinrt_<target>_gemm_<dtype>`.
+StringRef gemmCallee(RuntimeTarget target, StringRef dtype) {
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  if (dtype == #T)                                                             \
+    return target == RuntimeTarget::cuda ? "slinrt_cuda_gemm_" #T              \
+                                         : "slinrt_cpu_gemm_" #T;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_copy{1,2}d_<src>_<dst>`.
+StringRef copyCallee(RuntimeTarget target, int64_t rank, StringRef src,
+                     StringRef dst) {
+  bool cuda = target == RuntimeTarget::cuda;
+#define SLINRT_DTYPE_PAIR(S, T)                                                \
+  if (src == #S && dst == #T) {                                                \
+    if (rank == 1)                                                             \
+      return cuda ? "slinrt_cuda_copy1d_" #S "_" #T                            \
+                  : "slinrt_cpu_copy1d_" #S "_" #T;                            \
+    return cuda ? "slinrt_cuda_copy2d_" #S "_" #T                              \
+                : "slinrt_cpu_copy2d_" #S "_" #T;                              \
+  }
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_alloc` (`free`: `slinrt_<target>_free`).
+StringRef allocCallee(RuntimeTarget target, bool free) {
+#define SLINRT_TARGET(TGT)                                                     \
+  if (target == RuntimeTarget::TGT)                                            \
+    return free ? "slinrt_" #TGT "_free" : "slinrt_" #TGT "_alloc";
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
   return "";
 }
 
@@ -248,8 +302,8 @@ struct ArithBuilder {
 /// transB, epilogue)`. Without a bias operand an empty `memref<0xT>` stands
 /// in (the runtime ignores it for the `none` and `accumulate` epilogues).
 struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
-  GemmToRuntimeCall(MLIRContext *ctx, StringRef target)
-      : OpConversionPattern(ctx), target(target.str()) {}
+  GemmToRuntimeCall(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern(ctx), target(target) {}
 
   LogicalResult
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
@@ -281,7 +335,7 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     operands.push_back(ab.i32(op.getTransposeB()));
     operands.push_back(ab.i32(static_cast<int32_t>(op.getEpilogue())));
 
-    std::string name = (Twine("slinrt_") + target + "_gemm_" + dtype).str();
+    StringRef name = gemmCallee(target, dtype);
     if (failed(callRuntime(rewriter, op, name, operands)))
       return rewriter.notifyMatchFailure(op, "symbol '" + name +
                                                  "' exists with another type");
@@ -289,7 +343,7 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     return success();
   }
 
-  std::string target;
+  RuntimeTarget target;
 };
 
 //===----------------------------------------------------------------------===//
@@ -300,8 +354,8 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
 /// `[off_i, off_i + N_i)` and one converting copy
 /// `slinrt_<target>_copy{1,2}d_<src>_<dst>(ctx, part, block)`.
 struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
-  ConcatToRuntimeCopies(MLIRContext *ctx, StringRef target)
-      : OpConversionPattern(ctx), target(target.str()) {}
+  ConcatToRuntimeCopies(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern(ctx), target(target) {}
 
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
@@ -356,9 +410,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
             op, "part or output has a non-strided layout or a memory space");
       StringRef srcType =
           dtypeSuffix(cast<MemRefType>(part.getType()).getElementType());
-      std::string name = (Twine("slinrt_") + target + "_copy" + Twine(rank) +
-                          "d_" + srcType + "_" + dstType)
-                             .str();
+      StringRef name = copyCallee(target, rank, srcType, dstType);
       if (failed(callRuntime(rewriter, op, name, {*context, *src, *dst})))
         return rewriter.notifyMatchFailure(
             op, "symbol '" + name + "' exists with another type");
@@ -369,7 +421,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
     return success();
   }
 
-  std::string target;
+  RuntimeTarget target;
 };
 
 //===----------------------------------------------------------------------===//
@@ -380,8 +432,8 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
 /// i8 buffer from the context's allocator (device memory on CUDA), typed with
 /// `memref.view`.
 struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
-  RuntimeBufferAlloc(MLIRContext *ctx, StringRef target)
-      : OpConversionPattern(ctx), target(target.str()) {}
+  RuntimeBufferAlloc(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern(ctx), target(target) {}
 
   LogicalResult
   matchAndRewrite(memref::AllocOp op, OpAdaptor adaptor,
@@ -417,7 +469,7 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
 
     auto rawType =
         MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8));
-    std::string name = (Twine("slinrt_") + target + "_alloc").str();
+    StringRef name = allocCallee(target, /*free=*/false);
     FailureOr<func::CallOp> call =
         callRuntime(rewriter, op, name, {*context, bytes64}, {rawType});
     if (failed(call))
@@ -428,15 +480,15 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
     return success();
   }
 
-  std::string target;
+  RuntimeTarget target;
 };
 
 /// `memref.dealloc {slin.buffer}` → `slinrt_<target>_free(ctx, address)`,
 /// with the buffer's aligned address (that of the allocation, which any
 /// typed view of it made by RuntimeBufferAlloc shares).
 struct RuntimeBufferDealloc : OpConversionPattern<memref::DeallocOp> {
-  RuntimeBufferDealloc(MLIRContext *ctx, StringRef target)
-      : OpConversionPattern(ctx), target(target.str()) {}
+  RuntimeBufferDealloc(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern(ctx), target(target) {}
 
   LogicalResult
   matchAndRewrite(memref::DeallocOp op, OpAdaptor adaptor,
@@ -451,7 +503,7 @@ struct RuntimeBufferDealloc : OpConversionPattern<memref::DeallocOp> {
         rewriter, loc, adaptor.getMemref());
     Value address64 = arith::IndexCastOp::create(
         rewriter, loc, rewriter.getI64Type(), address);
-    std::string name = (Twine("slinrt_") + target + "_free").str();
+    StringRef name = allocCallee(target, /*free=*/true);
     if (failed(callRuntime(rewriter, op, name, {*context, address64})))
       return rewriter.notifyMatchFailure(op, "symbol '" + name +
                                                  "' exists with another type");
@@ -459,7 +511,7 @@ struct RuntimeBufferDealloc : OpConversionPattern<memref::DeallocOp> {
     return success();
   }
 
-  std::string target;
+  RuntimeTarget target;
 };
 
 //===----------------------------------------------------------------------===//
@@ -723,9 +775,9 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
 };
 
 /// Adds the patterns lowering slin ops (and slin.buffer allocations) to
-/// calls of the runtime for `target` ("cuda" or "cpu").
+/// calls of the runtime for `target`.
 void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
-                                   StringRef target) {
+                                   RuntimeTarget target) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies, RuntimeBufferAlloc,
                RuntimeBufferDealloc>(ctx, target);
@@ -778,11 +830,6 @@ struct ConvertSlinToCuBLASLtPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (target != "cuda" && target != "cpu") {
-      module.emitError() << "convert-slin-to-cublaslt: invalid target '"
-                         << target << "', expected 'cuda' or 'cpu'";
-      return signalPassFailure();
-    }
     if (failed(checkInput(module)))
       return signalPassFailure();
 
