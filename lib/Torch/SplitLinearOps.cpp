@@ -37,14 +37,12 @@
 #ifdef SPLITLINEAR_TORCH_CUDA
 #include <ATen/cuda/CUDAContextLight.h>
 #include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
 
 #include <atomic>
 #include <cstdlib>
 #include <exception>
-#include <map>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -160,30 +158,18 @@ int atenCpuGemm(void *, slinrt_dtype dtype, int transA, int transB, int64_t m,
 
 #ifdef SPLITLINEAR_TORCH_CUDA
 /// Lends `ctx` a cuBLASLt workspace of PyTorch's size for the next kernel
-/// call, from PyTorch's caching allocator. Outside a capture: one per thread,
-/// device and stream, kept (stream-ordered reuse). While the stream captures:
-/// a fresh one for this call, held in `perCall` until the kernel has been
-/// enqueued; it then comes from the graph's private pool, is freed with it,
-/// and never aliases memory a replay could find reused. (PyTorch's own
+/// call, allocated for this call from PyTorch's caching allocator and held in
+/// `perCall` until the kernel has been enqueued (stream-ordered reuse makes
+/// that a cached-block lookup). Per call, never kept: while a stream captures
+/// it comes from the graph's private pool and is freed with it, and during
+/// cudagraph trees' warm-up runs (which allocate from that pool too) a kept
+/// block would be a live allocation the tree does not track. PyTorch's own
 /// workspace is not used: getting it creates a cuBLAS handle on a fresh
-/// thread, which fails during a capture.)
-void lendWorkspace(slinrt_context *ctx, int device, cudaStream_t stream,
-                   at::DataPtr &perCall) {
+/// thread, which fails during a capture.
+void lendWorkspace(slinrt_context *ctx, at::DataPtr &perCall) {
   static const size_t bytes = at::cuda::getCUDABlasLtWorkspaceSize();
-  c10::cuda::CUDACachingAllocator::CUDAAllocator *allocator =
-      c10::cuda::CUDACachingAllocator::get();
-  if (c10::cuda::currentStreamCaptureStatusMayInitCtx() !=
-      c10::cuda::CaptureStatus::None) {
-    perCall = allocator->allocate(bytes);
-    slinrt_context_set_workspace(ctx, perCall.get(), bytes);
-    return;
-  }
-  thread_local std::map<std::pair<int, cudaStream_t>, at::DataPtr> kept;
-  auto it = kept.find({device, stream});
-  if (it == kept.end())
-    it = kept.emplace(std::make_pair(device, stream), allocator->allocate(bytes))
-             .first;
-  slinrt_context_set_workspace(ctx, it->second.get(), bytes);
+  perCall = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+  slinrt_context_set_workspace(ctx, perCall.get(), bytes);
 }
 #endif
 
@@ -224,7 +210,7 @@ slinrt_context *contextFor(const at::Device &device, const char *op,
     } else {
       slinrt_context_set_stream(it->second.get(), stream);
     }
-    lendWorkspace(it->second.get(), index, stream, workspace);
+    lendWorkspace(it->second.get(), workspace);
     slinrt_context_set_allow_tf32(
         it->second.get(), at::globalContext().allowTF32CuBLAS() ? 1 : 0);
     return it->second.get();
