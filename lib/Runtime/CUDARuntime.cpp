@@ -68,12 +68,27 @@ void checkCublas(cublasStatus_t status, const char *what) {
 /// skip cudaGetDevice. The device count is fixed for the life of the process.
 std::atomic<bool> onlyOneDevice{false};
 
+/// Whether this thread made a device current through cudaSetDevice. A fresh
+/// thread has no current CUDA context (cudaGetDevice answers 0 without making
+/// one), and cuBLASLt launches need one; cudaSetDevice binds the device's
+/// primary context, and is allowed while a stream captures.
+thread_local bool threadHasContext = false;
+
 /// Makes `device` current for the scope and restores the previous one.
-/// Queries nothing when only one device is visible, and switches only when
-/// `device` is not already current.
+/// Queries nothing when only one device is visible (after the thread's first
+/// guard), and switches only when `device` is not already current.
 class DeviceGuard {
 public:
   explicit DeviceGuard(int device) {
+    if (!threadHasContext) {
+      int current = 0;
+      checkCuda(cudaGetDevice(&current), "cudaGetDevice");
+      checkCuda(cudaSetDevice(device), "cudaSetDevice");
+      threadHasContext = true;
+      if (current != device)
+        previous = current;
+      return;
+    }
     if (onlyOneDevice.load(std::memory_order_relaxed))
       return;
     int current = 0;

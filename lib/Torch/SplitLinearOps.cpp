@@ -156,18 +156,35 @@ int atenCpuGemm(void *, slinrt_dtype dtype, int transA, int transB, int64_t m,
   }
 }
 
+#ifdef SPLITLINEAR_TORCH_CUDA
+/// Lends `ctx` a cuBLASLt workspace of PyTorch's size for the next kernel
+/// call, allocated for this call from PyTorch's caching allocator and held in
+/// `perCall` until the kernel has been enqueued (stream-ordered reuse makes
+/// that a cached-block lookup). Per call, never kept: while a stream captures
+/// it comes from the graph's private pool and is freed with it, and during
+/// cudagraph trees' warm-up runs (which allocate from that pool too) a kept
+/// block would be a live allocation the tree does not track. PyTorch's own
+/// workspace is not used: getting it creates a cuBLAS handle on a fresh
+/// thread, which fails during a capture.
+void lendWorkspace(slinrt_context *ctx, at::DataPtr &perCall) {
+  static const size_t bytes = at::cuda::getCUDABlasLtWorkspaceSize();
+  perCall = c10::cuda::CUDACachingAllocator::get()->allocate(bytes);
+  slinrt_context_set_workspace(ctx, perCall.get(), bytes);
+}
+#endif
+
 /// The runtime context of this thread for `device`, bound to the current
 /// stream. Contexts carry sticky error state, hence one per thread.
 ///
-/// CUDA-graph capture safety: a CUDA context borrows PyTorch's cuBLASLt
-/// workspace for the current stream on every call (from the caching
-/// allocator; PyTorch drops and re-creates these workspaces around a capture,
-/// so a captured graph uses one from the graph's pool), and temporaries come
-/// from the caching allocator too. So no call, even the first one of a fresh
-/// thread on a fresh side stream, runs cudaMalloc, a stream creation or a
-/// host synchronization while the stream captures. The per-device cuBLASLt
-/// handle is the runtime's, created by the first call of the process.
-slinrt_context *contextFor(const at::Device &device, const char *op) {
+/// CUDA-graph capture safety: the cuBLASLt workspace (lendWorkspace) and the
+/// temporaries come from PyTorch's caching allocator, so no call, even the
+/// first one of a fresh thread on a fresh side stream, runs cudaMalloc, a
+/// stream creation or a host synchronization while the stream captures. The
+/// per-device cuBLASLt handle is the runtime's, created by the process's
+/// first call (a warm-up, before any capture). `workspace` keeps a per-call
+/// workspace alive until the kernel has run.
+slinrt_context *contextFor(const at::Device &device, const char *op,
+                           at::DataPtr &workspace) {
   if (device.is_cpu()) {
     thread_local ContextPtr cpu([] {
       slinrt_context *ctx = slinrt_context_create_cpu();
@@ -193,9 +210,7 @@ slinrt_context *contextFor(const at::Device &device, const char *op) {
     } else {
       slinrt_context_set_stream(it->second.get(), stream);
     }
-    slinrt_context_set_workspace(it->second.get(),
-                                 at::cuda::getCUDABlasLtWorkspace(),
-                                 at::cuda::getCUDABlasLtWorkspaceSize());
+    lendWorkspace(it->second.get(), workspace);
     slinrt_context_set_allow_tf32(
         it->second.get(), at::globalContext().allowTF32CuBLAS() ? 1 : 0);
     return it->second.get();
@@ -320,6 +335,8 @@ struct Call {
   std::vector<int> order;
   /// Keeps temporaries (contiguous copies) alive until the kernel has run.
   std::vector<at::Tensor> alive;
+  /// A workspace lent for this call only (see contextFor).
+  at::DataPtr workspace;
   void matrix(const at::Tensor &t) {
     alive.push_back(t);
     matrices.push_back(descriptor2d(t));
@@ -435,7 +452,8 @@ at::Tensor linear(const at::Tensor &input, at::TensorList weight,
     for (const at::Tensor &b : *bias)
       call.vector(b);
   call.matrix(y);
-  call.run(key, contextFor(input.device(), op), op, &counters().fprop);
+  call.run(key, contextFor(input.device(), op, call.workspace), op,
+           &counters().fprop);
   return y.view(shape);
 }
 
@@ -471,7 +489,8 @@ at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight) {
   for (const at::Tensor &w : weight)
     call.matrix(gemmOperand(w));
   call.matrix(dx);
-  call.run(key, contextFor(gradOutput.device(), op), op, &counters().dgrad);
+  call.run(key, contextFor(gradOutput.device(), op, call.workspace), op,
+           &counters().dgrad);
   return dx.view(shape);
 }
 
@@ -507,7 +526,8 @@ linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
   call.matrix(dw);
   if (bias)
     call.vector(db);
-  call.run(key, contextFor(gradOutput.device(), op), op, /*paths=*/nullptr);
+  call.run(key, contextFor(gradOutput.device(), op, call.workspace), op,
+           /*paths=*/nullptr);
   return {dw, db};
 }
 

@@ -12,6 +12,7 @@ mkdir -p "$OUT"
 B=/tmp/splitlinear-bundle
 rm -rf "$B" && mkdir -p "$B"
 tar -xJf .carry/gpu-bundle.tar.xz -C "$B"
+tar -xJf .carry/gpu-deps.tar.xz -C "$B"
 export LD_LIBRARY_PATH="$B/lib:$B/deps:${LD_LIBRARY_PATH:-}"
 export SPLITLINEAR_LIBRARY_DIR="$B/lib" PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
 export PYTHONUNBUFFERED=1
@@ -46,9 +47,22 @@ if [ "${RUN_PYTEST:-1}" = 1 ]; then
   # (PYTEST_ARGS="-k cuda" for the CUDA half only).
   echo "== pytest (cpu + cuda)"
   SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
-    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} python/tests \
+    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} python/tests \
     --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1; echo "exit $?"
   grep -E "FAILED|ERROR|SKIPPED" "$OUT/pytest.txt" | head -40; tail -3 "$OUT/pytest.txt"
+fi
+
+if [ "${RUN_HOST:-1}" = 1 ]; then
+  echo "== host time per call"
+  timeout 300 python3 bench/host_overhead.py --json "$OUT/host-overhead.json" 2>&1 | grep -v Warning
+fi
+
+if [ "${RUN_CUDAGRAPHS:-1}" = 1 ]; then
+  # mode="reduce-overhead": decode microbenchmarks and real models (one
+  # process per compile mode; CUDAGRAPHS_ARGS=--skip-models for the rows only).
+  echo "== CUDA graphs benchmark"
+  timeout 900 python3 bench/bench_cudagraphs.py --json "$OUT/cudagraphs.json" ${CUDAGRAPHS_ARGS:-} 2>&1 \
+    | tee "$OUT/cudagraphs.txt" | grep -v '^{'
 fi
 
 if [ "${RUN_BENCH:-1}" = 1 ]; then

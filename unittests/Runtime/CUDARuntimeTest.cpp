@@ -467,12 +467,18 @@ TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {
 }
 
 /// A borrowing context created *during* a global-mode capture, on a fresh
-/// thread, allocates nothing (cudaMalloc would end the capture with
-/// cudaErrorStreamCaptureUnsupported) and runs its GEMM on the lent
-/// workspace; the replay matches the CPU.
-TEST_F(CUDARuntimeTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
+/// thread (no current CUDA context yet), allocates nothing (cudaMalloc would
+/// invalidate the capture) and runs its GEMM on the lent workspace; the replay
+/// matches the CPU. `warm`: the problem's algorithm is already in the device's
+/// cache (as after the warm-up runs of cudagraph trees); cold: the heuristic
+/// query runs inside the capture.
+class BorrowedCaptureTest : public CUDARuntimeTest,
+                            public ::testing::WithParamInterface<bool> {};
+
+TEST_P(BorrowedCaptureTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
+  bool warm = GetParam();
   std::mt19937_64 rng(31);
-  const int M = 16, N = 96, K = 64;
+  const int M = 16, N = warm ? 96 : 80, K = 64;
   TestMatrix A = TestMatrix::rowMajor(SLINRT_BF16, M, K);
   TestMatrix B = TestMatrix::rowMajor(SLINRT_BF16, N, K);
   TestMatrix D = TestMatrix::rowMajor(SLINRT_BF16, M, N);
@@ -484,6 +490,16 @@ TEST_F(CUDARuntimeTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
   ASSERT_CUDA(cudaMalloc(&workspace, workspaceBytes));
   cudaStream_t side = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  if (warm) { // same problem, same workspace limit: the same cache entry
+    slinrt_context *ctx = slinrt_context_create_cuda_borrowed(0, stream);
+    ASSERT_NE(ctx, nullptr) << slinrt_last_create_error();
+    slinrt_context_set_workspace(ctx, workspace, workspaceBytes);
+    _mlir_ciface_slinrt_cuda_gemm_bf16(ctx, &dA.desc2, &dB.desc2, &dD.desc2,
+                                       nullptr, 0, 1, SLINRT_EPILOGUE_NONE);
+    EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
+    slinrt_context_destroy(ctx);
+    ASSERT_CUDA(cudaDeviceSynchronize());
+  }
 
   cudaGraph_t graph = nullptr;
   ASSERT_CUDA(cudaStreamBeginCapture(side, cudaStreamCaptureModeGlobal));
@@ -503,8 +519,10 @@ TEST_F(CUDARuntimeTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
     message = slinrt_context_error(ctx);
     slinrt_context_destroy(ctx);
   }).join();
-  ASSERT_CUDA(cudaStreamEndCapture(side, &graph));
+  cudaError_t captured = cudaStreamEndCapture(side, &graph);
+  (void)cudaGetLastError(); // a failed capture must not leak into later tests
   ASSERT_EQ(status, SLINRT_OK) << message;
+  ASSERT_CUDA(captured);
   cudaGraphExec_t exec = nullptr;
   ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   ASSERT_CUDA(cudaGraphLaunch(exec, side));
@@ -525,6 +543,9 @@ TEST_F(CUDARuntimeTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
   cudaStreamDestroy(side);
   cudaFree(workspace);
 }
+
+INSTANTIATE_TEST_SUITE_P(WarmAndCold, BorrowedCaptureTest,
+                         ::testing::Values(true, false));
 
 /// Only borrowing contexts take a lent workspace.
 TEST_F(CUDARuntimeTest, OwningContextRefusesALentWorkspace) {

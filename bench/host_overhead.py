@@ -1,0 +1,89 @@
+"""Host time per call on tiny shapes, where the GPU work is negligible (x [1, 64], parts [64, 32, 32]).
+
+Wall-clock µs per call of back-to-back calls (one synchronize at the end), median of 7 runs, for:
+``F.linear`` on the fused weight; the op through its overload (``torch.ops.splitlinear.linear.default``,
+what ``splitlinear.ops.linear`` and Inductor's extern call use) and through the overload packet
+(``torch.ops.splitlinear.linear``, which resolves the overload on every call); the same with grad mode
+on (the autograd node); a compiled region (one ``F.linear`` over a cat of the parts) with Inductor
+and with splitlinear. Writes JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def per_call_us(fn: Callable[[], object], device: str, n: int = 2000) -> float:
+    runs = []
+    for _ in range(7):
+        for _ in range(50):
+            fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        runs.append((time.perf_counter() - start) / n * 1e6)
+    return statistics.median(runs)
+
+
+class Cat(nn.Module):
+    def __init__(self, parts: list[torch.Tensor], biases: list[torch.Tensor]) -> None:
+        super().__init__()
+        self.w = nn.ParameterList([nn.Parameter(p) for p in parts])
+        self.b = nn.ParameterList([nn.Parameter(p) for p in biases])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, torch.cat(list(self.w)), torch.cat(list(self.b)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--json")
+    args = parser.parse_args(argv)
+    import splitlinear.ops  # noqa: F401  (loads the op library)
+
+    dev = args.device
+    rows = [64, 32, 32]
+    buf, bias = torch.randn(128, 64, device=dev), torch.randn(128, device=dev)
+    parts, biases = list(buf.split(rows)), list(bias.split(rows))
+    x = torch.randn(1, 64, device=dev)
+    overload, packet = torch.ops.splitlinear.linear.default, torch.ops.splitlinear.linear
+    results: dict[str, float] = {}
+    with torch.no_grad():
+        results["F.linear (fused)"] = per_call_us(lambda: F.linear(x, buf, bias), dev)
+        results["op overload"] = per_call_us(lambda: overload(x, parts, biases), dev)
+        results["op packet"] = per_call_us(lambda: packet(x, parts, biases), dev)
+    pw = [p.clone().requires_grad_() for p in parts]
+    results["F.linear (fused), grad mode"] = per_call_us(lambda: F.linear(x, buf.requires_grad_(), bias), dev)
+    results["op overload, grad mode"] = per_call_us(lambda: overload(x, pw, biases), dev)
+    with torch.no_grad():
+        for name, backend in [("compiled region, Inductor", "inductor"), ("compiled region, splitlinear", "splitlinear")]:
+            torch._dynamo.reset()
+            model = Cat([p.clone() for p in parts], [b.clone() for b in biases]).requires_grad_(False)
+            compiled = torch.compile(model, backend=backend)
+            results[name] = per_call_us(lambda: compiled(x), dev, n=1000)
+    width = max(map(len, results))
+    print(f"host time per call, {dev}, x [1, 64], parts {rows} (µs, median of 7)")
+    for name, us in results.items():
+        print(f"{name:<{width}}  {us:8.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "us_per_call": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
