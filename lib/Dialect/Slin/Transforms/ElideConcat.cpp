@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
-#include "splitlinear/Dialect/Slin/Transforms/Adjacency.h"
+#include "splitlinear/Dialect/Slin/Analysis/Adjacency.h"
 #include "splitlinear/Dialect/Slin/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

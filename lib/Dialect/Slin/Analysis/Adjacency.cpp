@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "splitlinear/Dialect/Slin/Transforms/Adjacency.h"
+#include "splitlinear/Dialect/Slin/Analysis/Adjacency.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H
-#define SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H
+#ifndef SPLITLINEAR_DIALECT_SLIN_ANALYSIS_ADJACENCY_H
+#define SPLITLINEAR_DIALECT_SLIN_ANALYSIS_ADJACENCY_H
 
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
@@ -49,4 +49,4 @@ Adjacency classifyAdjacency(ValueRange parts, Type elementType,
 } // namespace slin
 } // namespace mlir
 
-#endif // SPLITLINEAR_DIALECT_SLIN_TRANSFORMS_ADJACENCY_H
+#endif // SPLITLINEAR_DIALECT_SLIN_ANALYSIS_ADJACENCY_H
