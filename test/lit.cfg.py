@@ -28,7 +28,6 @@ tool_dirs = [config.splitlinear_tools_dir, config.llvm_tools_dir]
 tools = [
     "splitlinear-opt",
     "splitlinear-capi-test",
-    ToolSubst("splitlinear-runner", unresolved="ignore"),
     ToolSubst("mlir-runner", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -18,6 +18,7 @@
 
 #include "splitlinear/Conversion/Passes.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/Dialect/Slin/Utils/Utils.h"
 #include "splitlinear/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -231,18 +232,6 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
       .getResult(0);
 }
 
-/// Size `dim` of `memref`: the static size of its type, else a memref.dim
-/// that is not folded. (Folded, the dim of a subview whose size operand is
-/// `arith.constant -4` would become a static -4, and a static subview size
-/// or offset must not be negative: the program's run-time error would turn
-/// into invalid IR at compile time.)
-OpFoldResult sizeOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (!type.isDynamicDim(dim))
-    return b.getIndexAttr(type.getDimSize(dim));
-  return memref::DimOp::create(b, loc, memref, dim).getResult();
-}
-
 /// Small arith builders that keep the patterns readable.
 struct ArithBuilder {
   OpBuilder &b;
@@ -282,15 +271,9 @@ struct ArithBuilder {
   Value select(Value c, Value t, Value f) {
     return arith::SelectOp::create(b, loc, c, t, f);
   }
-  /// `x + y` folded when both are constants whose sum fits in int64 (a
-  /// wrapped sum could even land on ShapedType::kDynamic).
+  /// `x + y`, folded when constant (slin::addOfr).
   OpFoldResult addOfr(OpFoldResult x, OpFoldResult y) {
-    std::optional<int64_t> cx = getConstantIntValue(x),
-                           cy = getConstantIntValue(y);
-    int64_t sum;
-    if (cx && cy && !llvm::AddOverflow(*cx, *cy, sum))
-      return b.getIndexAttr(sum);
-    return add(value(x), value(y));
+    return slin::addOfr(b, loc, x, y);
   }
 };
 

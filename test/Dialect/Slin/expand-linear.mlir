@@ -52,11 +52,12 @@ func.func @dgrad(%dy: memref<4x12xf16>, %w: memref<12x16xf16>, %dx: memref<4x16x
 // -----
 
 // dgrad with several parts: concat then one GEMM (per-part GEMMs would each
-// produce a whole partial dx).
+// produce a whole partial dx); the buffer's sizes are static when the parts'
+// are.
 // CHECK-LABEL: func @dgrad_parts
-// CHECK: %[[T:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {slin.buffer} : memref<?x?xf32>
-// CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%[[T]] : memref<?x?xf32>)
-// CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x12xf32>, memref<?x?xf32>) outs
+// CHECK: %[[T:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%[[T]] : memref<12x16xf32>)
+// CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x12xf32>, memref<12x16xf32>) outs
 // CHECK: memref.dealloc %[[T]] {slin.buffer}
 func.func @dgrad_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<4x16xf32>) {
   slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)

@@ -13,6 +13,7 @@
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 #include "splitlinear/Dialect/Slin/Analysis/Adjacency.h"
 #include "splitlinear/Dialect/Slin/Transforms/Passes.h"
+#include "splitlinear/Dialect/Slin/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,55 +49,22 @@ struct Combined {
   Value isView;
 };
 
-/// The memref type of the combined buffer when it is a view: rows = Σ N_i
-/// (static if all are and the sum fits in int64), the parts' columns, unit
-/// inner stride, dynamic row stride and offset.
+/// The memref type of the combined buffer when it is a view: the parts'
+/// stacked shape, unit inner stride, dynamic row stride and offset.
 MemRefType viewType(ValueRange parts, Type elementType) {
-  auto first = cast<MemRefType>(parts.front().getType());
-  int64_t rows = 0;
-  for (Value p : parts) {
-    int64_t n = cast<MemRefType>(p.getType()).getDimSize(0);
-    if (ShapedType::isDynamic(n) || ShapedType::isDynamic(rows) ||
-        llvm::AddOverflow(rows, n, rows))
-      rows = ShapedType::kDynamic;
-  }
-  MLIRContext *ctx = elementType.getContext();
-  if (first.getRank() == 1)
-    return MemRefType::get({rows}, elementType,
-                           StridedLayoutAttr::get(ctx, ShapedType::kDynamic, {1}));
-  int64_t cols = ShapedType::kDynamic;
-  for (Value p : parts) {
-    int64_t k = cast<MemRefType>(p.getType()).getDimSize(1);
-    if (!ShapedType::isDynamic(k))
-      cols = k;
-  }
-  return MemRefType::get(
-      {rows, cols}, elementType,
-      StridedLayoutAttr::get(ctx, ShapedType::kDynamic,
-                             {ShapedType::kDynamic, 1}));
+  SmallVector<int64_t> shape = stackedShape(parts);
+  SmallVector<int64_t> strides(shape.size(), 1);
+  if (shape.size() == 2)
+    strides.front() = ShapedType::kDynamic;
+  return MemRefType::get(shape, elementType,
+                         StridedLayoutAttr::get(elementType.getContext(),
+                                                ShapedType::kDynamic, strides));
 }
 
-/// Allocates a fresh identity-layout buffer of `type`'s shape and copies the
-/// parts into it with slin.concat.
-Value buildCopy(OpBuilder &rewriter, Location loc, ValueRange parts,
+/// A fresh runtime buffer holding a copy of `parts` (see buildConcatCopy).
+Value buildCopy(OpBuilder &b, Location loc, ValueRange parts,
                 MemRefType type) {
-  auto allocType = MemRefType::get(type.getShape(), type.getElementType());
-  SmallVector<Value> dynSizes;
-  if (type.isDynamicDim(0)) {
-    Value sum = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    for (Value p : parts) {
-      Value n = memref::DimOp::create(rewriter, loc, p, 0);
-      sum = arith::AddIOp::create(rewriter, loc, sum, n);
-    }
-    dynSizes.push_back(sum);
-  }
-  if (type.getRank() == 2 && type.isDynamicDim(1))
-    dynSizes.push_back(memref::DimOp::create(rewriter, loc, parts.front(), 1));
-  auto alloc = memref::AllocOp::create(rewriter, loc, allocType, dynSizes);
-  markRuntimeBuffer(alloc);
-  Value buffer = alloc;
-  ConcatOp::create(rewriter, loc, parts, buffer);
-  return buffer;
+  return buildConcatCopy(b, loc, parts, type.getElementType());
 }
 
 /// Builds the combined buffer for `parts` according to what the static

@@ -11,6 +11,7 @@
 
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 #include "splitlinear/Dialect/Slin/Transforms/Passes.h"
+#include "splitlinear/Dialect/Slin/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,50 +46,16 @@ void bump(llvm::Statistic *stat, unsigned by = 1) {
 /// `owned` to be freed after the GEMMs).
 Value inElementType(OpBuilder &b, Location loc, Value part, Type elementType,
                     SmallVectorImpl<Value> &owned) {
-  auto type = cast<MemRefType>(part.getType());
-  if (type.getElementType() == elementType)
+  if (cast<MemRefType>(part.getType()).getElementType() == elementType)
     return part;
-  SmallVector<Value> dynSizes;
-  for (int64_t j = 0, e = type.getRank(); j < e; ++j)
-    if (type.isDynamicDim(j))
-      dynSizes.push_back(memref::DimOp::create(b, loc, part, j));
-  auto copy = memref::AllocOp::create(
-      b, loc, MemRefType::get(type.getShape(), elementType), dynSizes);
-  markRuntimeBuffer(copy);
-  ConcatOp::create(b, loc, ValueRange{part}, copy);
+  Value copy = buildConcatCopy(b, loc, ValueRange{part}, elementType);
   owned.push_back(copy);
   return copy;
-}
-
-/// Size `dim` of `memref`: the static size of its type, else a memref.dim
-/// that is not folded. (Folded, the dim of a subview whose size operand is
-/// `arith.constant -4` would become a static -4, and a static subview size
-/// or offset must not be negative: the program's run-time error would turn
-/// into invalid IR at compile time.)
-OpFoldResult sizeOf(OpBuilder &b, Location loc, Value memref, int64_t dim) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (!type.isDynamicDim(dim))
-    return b.getIndexAttr(type.getDimSize(dim));
-  return memref::DimOp::create(b, loc, memref, dim).getResult();
 }
 
 void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
   for (Value buffer : owned)
     markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
-}
-
-/// `a + c`, folded when both are constants whose sum fits in int64.
-OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
-                    OpFoldResult c) {
-  std::optional<int64_t> ca = getConstantIntValue(a),
-                         cc = getConstantIntValue(c);
-  int64_t sum;
-  if (ca && cc && !llvm::AddOverflow(*ca, *cc, sum))
-    return b.getIndexAttr(sum);
-  return arith::AddIOp::create(b, loc,
-                               getValueOrCreateConstantIndexOp(b, loc, a),
-                               getValueOrCreateConstantIndexOp(b, loc, c))
-      .getResult();
 }
 
 /// Calls `fn(i, part, block)` for each weight part that is not statically
@@ -225,19 +192,7 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
       weight = inElementType(rewriter, loc, op.getWeights().front(),
                              elementType, owned);
     } else {
-      Value sum = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      for (Value w : op.getWeights())
-        sum = arith::AddIOp::create(rewriter, loc, sum,
-                                    memref::DimOp::create(rewriter, loc, w, 0));
-      Value k = memref::DimOp::create(rewriter, loc, op.getGradInput(), 1);
-      auto alloc = memref::AllocOp::create(
-          rewriter, loc,
-          MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                          elementType),
-          ValueRange{sum, k});
-      markRuntimeBuffer(alloc);
-      weight = alloc;
-      ConcatOp::create(rewriter, loc, op.getWeights(), weight);
+      weight = buildConcatCopy(rewriter, loc, op.getWeights(), elementType);
       owned.push_back(weight);
     }
     GemmOp::create(rewriter, loc, op.getGradOutput(), weight, Value(),
