@@ -75,7 +75,7 @@ struct Counts {
 /// True for the project's own passes (the slin passes and the conversion).
 bool isProjectPass(Pass *pass) {
   StringRef arg = pass->getArgument();
-  return arg.starts_with("slin-") || arg == "convert-slin-to-cublaslt";
+  return arg.starts_with("slin-") || arg == "convert-slin-to-runtime";
 }
 
 /// Aborts when one of the project's passes leaves IR that does not verify.

@@ -7,7 +7,7 @@
 // RUN:   -shared-libs=%splitlinear_libs/libsplitlinear_runtime%shlibext,%mlir_lib_dir/libmlir_c_runner_utils%shlibext,%mlir_lib_dir/libmlir_runner_utils%shlibext \
 // RUN: | FileCheck %s
 // RUN: splitlinear-opt %s -slin-elide-concat -slin-expand-linear \
-// RUN:   -convert-slin-to-cublaslt="target=cpu" | FileCheck %s --check-prefix=IR
+// RUN:   -convert-slin-to-runtime="target=cpu" | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @one_part
 // IR-NOT: slinrt_cpu_alloc
 // IR-NOT: slinrt_cpu_copy

@@ -36,8 +36,20 @@ struct SplitLinearPipelineOptions
       llvm::cl::init(16)};
 };
 
+/// Options of `convert-slin-to-cublaslt`, the former name of
+/// `convert-slin-to-runtime` (kept as an alias: users and docs know it).
+struct ConvertSlinToCuBLASLtAliasOptions
+    : public PassPipelineOptions<ConvertSlinToCuBLASLtAliasOptions> {
+  Option<RuntimeTarget> target{
+      *this, "target", llvm::cl::desc("Runtime target"),
+      llvm::cl::init(RuntimeTarget::cuda),
+      llvm::cl::values(
+          clEnumValN(RuntimeTarget::cuda, "cuda", "CUDA (cuBLASLt)"),
+          clEnumValN(RuntimeTarget::cpu, "cpu", "the host (BLAS)"))};
+};
+
 /// Builds the whole lowering: slin-elide-concat, slin-expand-linear,
-/// convert-slin-to-cublaslt, expand-strided-metadata,
+/// convert-slin-to-runtime, expand-strided-metadata,
 /// finalize-memref-to-llvm, convert-scf-to-cf, convert-to-llvm,
 /// reconcile-unrealized-casts (with canonicalize/cse in between).
 void buildSplitLinearPipeline(OpPassManager &pm,
@@ -46,7 +58,8 @@ void buildSplitLinearPipeline(OpPassManager &pm,
 #define GEN_PASS_REGISTRATION
 #include "splitlinear/Conversion/Passes.h.inc"
 
-/// Registers `splitlinear-pipeline`.
+/// Registers `splitlinear-pipeline` and the `convert-slin-to-cublaslt` alias
+/// of `convert-slin-to-runtime`.
 void registerSplitLinearPipelines();
 
 } // namespace slin

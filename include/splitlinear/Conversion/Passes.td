@@ -9,7 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def ConvertSlinToCuBLASLt : Pass<"convert-slin-to-cublaslt", "::mlir::ModuleOp"> {
+def ConvertSlinToRuntime : Pass<"convert-slin-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower slin ops to runtime calls (cuBLASLt on CUDA, BLAS on CPU)";
   let description = [{
     Rewrites `slin.gemm` and `slin.concat` into `func.call`s of the runtime's

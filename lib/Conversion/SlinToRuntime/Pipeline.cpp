@@ -22,9 +22,9 @@ void mlir::slin::buildSplitLinearPipeline(
   elide.alignment = options.alignment;
   pm.addPass(createSlinElideConcat(elide));
   pm.addPass(createSlinExpandLinear());
-  ConvertSlinToCuBLASLtOptions convert;
+  ConvertSlinToRuntimeOptions convert;
   convert.target = options.target;
-  pm.addPass(createConvertSlinToCuBLASLt(convert));
+  pm.addPass(createConvertSlinToRuntime(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // expand-strided-metadata computes dynamic offsets and sizes of subviews
@@ -41,4 +41,12 @@ void mlir::slin::registerSplitLinearPipelines() {
       "splitlinear-pipeline",
       "Lower slin IR to LLVM dialect calls of the splitlinear runtime",
       buildSplitLinearPipeline);
+  PassPipelineRegistration<ConvertSlinToCuBLASLtAliasOptions>(
+      "convert-slin-to-cublaslt",
+      "Alias of convert-slin-to-runtime (its former name)",
+      [](OpPassManager &pm, const ConvertSlinToCuBLASLtAliasOptions &options) {
+        ConvertSlinToRuntimeOptions convert;
+        convert.target = options.target;
+        pm.addPass(createConvertSlinToRuntime(convert));
+      });
 }

@@ -3,8 +3,8 @@
 // slinrt_<target>_copy{2d,1d}_<src>_<dst>(ctx, part, block). Offsets stay
 // static while the preceding parts' rows are static.
 //
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" | FileCheck %s -DTGT=cpu
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cuda" | FileCheck %s -DTGT=cuda
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s -DTGT=cpu
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cuda" | FileCheck %s -DTGT=cuda
 
 // CHECK-DAG: func.func private @slinrt_[[TGT]]_copy2d_f32_f32(!llvm.ptr, memref<?x?xf32, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @slinrt_[[TGT]]_copy2d_bf16_f32(!llvm.ptr, memref<?x?xbf16, strided<[?, ?], offset: ?>>, memref<?x?xf32, strided<[?, ?], offset: ?>>) attributes {llvm.emit_c_interface}

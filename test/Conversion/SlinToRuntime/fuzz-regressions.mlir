@@ -1,8 +1,8 @@
-// Regression tests of convert-slin-to-cublaslt for findings of the fuzzing
+// Regression tests of convert-slin-to-runtime for findings of the fuzzing
 // campaign (see docs/Reliability.md and fuzz/regressions/).
 //
 // RUN: splitlinear-opt %s -split-input-file -verify-diagnostics \
-// RUN:   -convert-slin-to-cublaslt="target=cpu" | FileCheck %s
+// RUN:   -convert-slin-to-runtime="target=cpu" | FileCheck %s
 
 // Finding 5: a `slinrt_default_context` declared with another result type
 // was reused as the runtime context when a call to it opened the function:

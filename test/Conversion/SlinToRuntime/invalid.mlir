@@ -1,10 +1,10 @@
-// Diagnostics of convert-slin-to-cublaslt.
+// Diagnostics of convert-slin-to-runtime.
 //
 // RUN: splitlinear-opt %s -split-input-file -verify-diagnostics \
-// RUN:   -convert-slin-to-cublaslt="target=cpu"
+// RUN:   -convert-slin-to-runtime="target=cpu"
 //
 // An unknown target is refused when the option is parsed (an enum option).
-// RUN: not splitlinear-opt %s -split-input-file -convert-slin-to-cublaslt="target=rocm" 2>&1 \
+// RUN: not splitlinear-opt %s -split-input-file -convert-slin-to-runtime="target=rocm" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TARGET
 // TARGET: for the --target option: Cannot find option named 'rocm'!
 

@@ -2,7 +2,7 @@
 // slinrt_prefer_per_part(ctx, rows, parts, bytes) != 0, with the bytes of the
 // parts computed from their sizes and element types.
 //
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cuda" | FileCheck %s
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cuda" | FileCheck %s
 
 // A plain C function (no C interface: no memref operands).
 // CHECK: func.func private @slinrt_prefer_per_part(!llvm.ptr, i64, i64, i64) -> i32{{$}}

@@ -4,8 +4,8 @@
 // slinrt_<target>_free takes its aligned address. Unmarked allocations are
 // the program's own and stay as they are.
 //
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" | FileCheck %s -DTGT=cpu
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cuda" | FileCheck %s -DTGT=cuda
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s -DTGT=cpu
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cuda" | FileCheck %s -DTGT=cuda
 
 // CHECK-DAG: func.func private @slinrt_[[TGT]]_alloc(!llvm.ptr, i64) -> memref<?xi8> attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @slinrt_[[TGT]]_free(!llvm.ptr, i64) attributes {llvm.emit_c_interface}

@@ -3,11 +3,14 @@
 // strided type, so that one C-interface declaration serves all call sites.
 // The same checks run for both targets (TGT); the default target is cuda.
 //
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s -DTGT=cpu
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cuda" | FileCheck %s -DTGT=cuda
+// RUN: splitlinear-opt %s -convert-slin-to-runtime | FileCheck %s -DTGT=cuda
+// The former name of the pass is an alias, as a flag and in a pipeline.
 // RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" | FileCheck %s -DTGT=cpu
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cuda" | FileCheck %s -DTGT=cuda
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt | FileCheck %s -DTGT=cuda
+// RUN: splitlinear-opt %s --pass-pipeline="builtin.module(convert-slin-to-cublaslt{target=cuda})" | FileCheck %s -DTGT=cuda
 // Each entry point is declared once per module.
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" \
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" \
 // RUN:   | grep -c "func.func private @slinrt_cpu_gemm_f32(" | FileCheck %s --check-prefix=ONCE
 // ONCE: {{^}}1{{$}}
 

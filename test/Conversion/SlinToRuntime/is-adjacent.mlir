@@ -3,7 +3,7 @@
 // the predicate documented on the op; no runtime call, no context.
 // Its run-time behaviour is tested in test/Integration/is-adjacent.mlir.
 //
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" | FileCheck %s
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s
 
 !m2 = memref<?x?xf32, strided<[?, ?], offset: ?>>
 

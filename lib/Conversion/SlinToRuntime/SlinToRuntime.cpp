@@ -1,6 +1,6 @@
-//===- SlinToCuBLASLt.cpp - slin ops to runtime calls -----------*- C++ -*-===//
+//===- SlinToRuntime.cpp - slin ops to runtime calls -----------*- C++ -*-===//
 //
-// Implements `convert-slin-to-cublaslt`: the last step out of the `slin`
+// Implements `convert-slin-to-runtime`: the last step out of the `slin`
 // dialect. `slin.gemm` and `slin.concat` become `func.call`s of the runtime's
 // C-interface entry points (include/splitlinear/Runtime/Runtime.h), the
 // temporary buffers the slin passes allocate (`memref.alloc {slin.buffer}`)
@@ -34,7 +34,7 @@
 
 namespace mlir {
 namespace slin {
-#define GEN_PASS_DEF_CONVERTSLINTOCUBLASLT
+#define GEN_PASS_DEF_CONVERTSLINTORUNTIME
 #include "splitlinear/Conversion/Passes.h.inc"
 } // namespace slin
 } // namespace mlir
@@ -772,8 +772,8 @@ void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
 // The pass
 //===----------------------------------------------------------------------===//
 
-struct ConvertSlinToCuBLASLtPass
-    : public slin::impl::ConvertSlinToCuBLASLtBase<ConvertSlinToCuBLASLtPass> {
+struct ConvertSlinToRuntimePass
+    : public slin::impl::ConvertSlinToRuntimeBase<ConvertSlinToRuntimePass> {
   using Base::Base;
 
   /// Checks what the patterns cannot report well: ops that belong to an

@@ -3,7 +3,7 @@
 // empty), at that part's offset, with Σ N_i rows and its row stride, then a
 // memref.cast when the op's result type is more static.
 //
-// RUN: splitlinear-opt %s -convert-slin-to-cublaslt="target=cpu" | FileCheck %s
+// RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s
 
 !m2 = memref<?x?xf32, strided<[?, ?], offset: ?>>
 !view = memref<?x?xf32, strided<[?, 1], offset: ?>>
