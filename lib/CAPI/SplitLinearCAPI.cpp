@@ -8,7 +8,7 @@
 
 #include "splitlinear-c/SplitLinear.h"
 
-#include "KernelBuilder.h"
+#include "splitlinear/Kernels/KernelBuilder.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
@@ -17,7 +17,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "splitlinear/Conversion/Passes.h"
+#include "splitlinear/Pipelines/Pipelines.h"
 #include "splitlinear/InitAll.h"
 #include "splitlinear/Runtime/Runtime.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"

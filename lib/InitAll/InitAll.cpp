@@ -31,6 +31,7 @@
 #include "splitlinear/Conversion/Passes.h"
 #include "splitlinear/Dialect/Slin/IR/SlinDialect.h"
 #include "splitlinear/Dialect/Slin/Transforms/Passes.h"
+#include "splitlinear/Pipelines/Pipelines.h"
 
 void splitlinear::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::slin::SlinDialect, mlir::func::FuncDialect,

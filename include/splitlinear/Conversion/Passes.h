@@ -1,6 +1,7 @@
 //===- Passes.h - splitlinear conversion passes -----------------*- C++ -*-===//
 //
-// Declares the conversion out of `slin` and the named end-to-end pipeline.
+// Declares the conversion out of `slin` (to calls of the runtime) and the
+// runtime target it lowers for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,46 +22,9 @@ enum class RuntimeTarget { cpu, cuda };
 #define GEN_PASS_DECL
 #include "splitlinear/Conversion/Passes.h.inc"
 
-/// Options of `splitlinear-pipeline`.
-struct SplitLinearPipelineOptions
-    : public PassPipelineOptions<SplitLinearPipelineOptions> {
-  Option<RuntimeTarget> target{
-      *this, "target", llvm::cl::desc("Runtime target"),
-      llvm::cl::init(RuntimeTarget::cuda),
-      llvm::cl::values(
-          clEnumValN(RuntimeTarget::cuda, "cuda", "CUDA (cuBLASLt)"),
-          clEnumValN(RuntimeTarget::cpu, "cpu", "the host (BLAS)"))};
-  Option<int64_t> alignment{
-      *this, "alignment",
-      llvm::cl::desc("Byte alignment required of a zero-copy view"),
-      llvm::cl::init(16)};
-};
-
-/// Options of `convert-slin-to-cublaslt`, the former name of
-/// `convert-slin-to-runtime` (kept as an alias: users and docs know it).
-struct ConvertSlinToCuBLASLtAliasOptions
-    : public PassPipelineOptions<ConvertSlinToCuBLASLtAliasOptions> {
-  Option<RuntimeTarget> target{
-      *this, "target", llvm::cl::desc("Runtime target"),
-      llvm::cl::init(RuntimeTarget::cuda),
-      llvm::cl::values(
-          clEnumValN(RuntimeTarget::cuda, "cuda", "CUDA (cuBLASLt)"),
-          clEnumValN(RuntimeTarget::cpu, "cpu", "the host (BLAS)"))};
-};
-
-/// Builds the whole lowering: slin-elide-concat, slin-expand-linear,
-/// convert-slin-to-runtime, expand-strided-metadata,
-/// finalize-memref-to-llvm, convert-scf-to-cf, convert-to-llvm,
-/// reconcile-unrealized-casts (with canonicalize/cse in between).
-void buildSplitLinearPipeline(OpPassManager &pm,
-                              const SplitLinearPipelineOptions &options);
-
 #define GEN_PASS_REGISTRATION
 #include "splitlinear/Conversion/Passes.h.inc"
 
-/// Registers `splitlinear-pipeline` and the `convert-slin-to-cublaslt` alias
-/// of `convert-slin-to-runtime`.
-void registerSplitLinearPipelines();
 
 } // namespace slin
 } // namespace mlir

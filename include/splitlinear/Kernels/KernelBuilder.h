@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SPLITLINEAR_LIB_CAPI_KERNELBUILDER_H
-#define SPLITLINEAR_LIB_CAPI_KERNELBUILDER_H
+#ifndef SPLITLINEAR_KERNELS_KERNELBUILDER_H
+#define SPLITLINEAR_KERNELS_KERNELBUILDER_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -22,4 +22,4 @@ buildKernelModule(mlir::MLIRContext *ctx, const SlinKernelSpec &spec,
                   std::string &error);
 } // namespace splitlinear
 
-#endif // SPLITLINEAR_LIB_CAPI_KERNELBUILDER_H
+#endif // SPLITLINEAR_KERNELS_KERNELBUILDER_H

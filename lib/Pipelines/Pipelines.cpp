@@ -1,10 +1,12 @@
-//===- Pipeline.cpp - the splitlinear lowering pipeline ---------*- C++ -*-===//
+//===- Pipelines.cpp - the splitlinear lowering pipeline --------*- C++ -*-===//
 //
 // Builds and registers `splitlinear-pipeline`: from `slin` ops on memrefs to
-// the LLVM dialect calling the runtime.
+// the LLVM dialect calling the runtime; registers the former name of
+// `convert-slin-to-runtime` as an alias.
 //
 //===----------------------------------------------------------------------===//
 
+#include "splitlinear/Pipelines/Pipelines.h"
 #include "splitlinear/Conversion/Passes.h"
 #include "splitlinear/Dialect/Slin/Transforms/Passes.h"
 
