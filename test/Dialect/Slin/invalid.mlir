@@ -310,3 +310,19 @@ func.func @is_adjacent_alignment(%a: memref<2x8xf32>, %b: memref<3x8xf32>) {
   %ok = slin.is_adjacent %a, %b {alignment = 12} : memref<2x8xf32>, memref<3x8xf32>
   return
 }
+
+// -----
+
+func.func @is_adjacent_element_types(%a: memref<2x8xf32>, %b: memref<3x8xbf16>) {
+  // expected-error @+1 {{'slin.is_adjacent' op part #1 element type 'bf16' differs from part #0's 'f32'}}
+  %ok = slin.is_adjacent %a, %b : memref<2x8xf32>, memref<3x8xbf16>
+  return
+}
+
+// -----
+
+func.func @is_adjacent_widths(%a: memref<2x?xf32>, %b: memref<3x8xf32>, %c: memref<1x4xf32>) {
+  // expected-error @+1 {{'slin.is_adjacent' op part #2 has 4 columns, expected 8 (part #1's)}}
+  %ok = slin.is_adjacent %a, %b, %c : memref<2x?xf32>, memref<3x8xf32>, memref<1x4xf32>
+  return
+}

@@ -1,9 +1,10 @@
 //===- SlinOps.cpp - slin dialect operations --------------------*- C++ -*-===//
 //
-// Verifiers of the `slin` operations. ODS checks ranks and element types;
-// the verifiers here check what ODS cannot say: sizes that must agree across
-// operands (K, Σ N_i, bias lengths), element types that must match, and the
-// epilogue/bias pairing. Dynamic sizes are accepted; the runtime checks them.
+// Verifiers of the `slin` operations, and the interfaces of
+// `slin.view_concat`. ODS checks ranks and element types; the verifiers here
+// check what ODS cannot say: sizes that must agree across operands (K, Σ N_i,
+// bias lengths), element types that must match, and the epilogue/bias
+// pairing. Dynamic sizes are accepted; the runtime checks them.
 // Every memref operand (and view_concat's result) must have a strided layout
 // in the default memory space: the lowering reads layouts with
 // memref.extract_strided_metadata, builds subviews and passes strided
@@ -304,17 +305,51 @@ LogicalResult ViewConcatOp::verify() {
   return success();
 }
 
+/// A view is never speculated: it is only valid where adjacency holds, which
+/// the `scf.if` around it (or the static proof that created it) establishes.
+Speculation::Speculatability ViewConcatOp::getSpeculatability() {
+  return Speculation::NotSpeculatable;
+}
+
+/// The view aliases its parts; part #0 stands for all of them (adjacent
+/// non-empty parts share one allocation).
+Value ViewConcatOp::getViewSource() { return getParts().front(); }
+
 LogicalResult IsAdjacentOp::verify() {
   if (failed(verifyStridedOperands(*this)))
     return failure();
   if (getParts().empty())
     return emitOpError("expects at least one part");
-  int64_t rank = memrefOf(getParts().front()).getRank();
-  for (auto [i, p] : llvm::enumerate(getParts()))
-    if (memrefOf(p).getRank() != rank)
+  MemRefType first = memrefOf(getParts().front());
+  int64_t rank = first.getRank();
+  for (auto [i, p] : llvm::enumerate(getParts())) {
+    MemRefType partType = memrefOf(p);
+    if (partType.getRank() != rank)
       return emitOpError() << "part #" << i << " has rank "
-                           << memrefOf(p).getRank() << ", expected " << rank
+                           << partType.getRank() << ", expected " << rank
                            << " (part #0's rank)";
+    if (partType.getElementType() != first.getElementType())
+      return emitOpError() << "part #" << i << " element type "
+                           << partType.getElementType()
+                           << " differs from part #0's "
+                           << first.getElementType();
+  }
+  // Widths: every static column count equals the first static one.
+  if (rank == 2) {
+    int64_t cols = ShapedType::kDynamic;
+    unsigned origin = 0;
+    for (auto [i, p] : llvm::enumerate(getParts())) {
+      int64_t k = memrefOf(p).getDimSize(1);
+      if (sizesDiffer(k, cols))
+        return emitOpError() << "part #" << i << " has " << k
+                             << " columns, expected " << cols << " (part #"
+                             << origin << "'s)";
+      if (ShapedType::isDynamic(cols) && !ShapedType::isDynamic(k)) {
+        cols = k;
+        origin = i;
+      }
+    }
+  }
   int64_t alignment = getAlignment();
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
     return emitOpError() << "alignment must be a positive power of two, got "
