@@ -3,8 +3,8 @@
 // Verifiers of the `slin` operations, and the interfaces of
 // `slin.view_concat`. ODS checks ranks and element types; the verifiers here
 // check what ODS cannot say: sizes that must agree across operands (K, Σ N_i,
-// bias lengths), element types that must match, and the epilogue/bias
-// pairing. Dynamic sizes are accepted; the runtime checks them.
+// bias lengths), element types that must match, the epilogue/bias pairing,
+// and that no written operand is the same value as a read one. Dynamic sizes are accepted; the runtime checks them.
 // Every memref operand (and view_concat's result) must have a strided layout
 // in the default memory space: the lowering reads layouts with
 // memref.extract_strided_metadata, builds subviews and passes strided
@@ -76,6 +76,26 @@ LogicalResult verifyStridedOperands(Operation *op) {
   return success();
 }
 
+/// Checks that the written operand `output` (named `outputName`) is not the
+/// same SSA value as one of the read operands `inputs` (`inputName` #i, or
+/// just `inputName` when there is only one). The runtime would detect the
+/// overlap only at run time; the same value is a certain overlap.
+LogicalResult verifyNotAnInput(Operation *op, Value output,
+                               StringRef outputName, ValueRange inputs,
+                               StringRef inputName, bool numbered = true) {
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (input != output)
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << outputName << " is the same value as "
+                              << inputName;
+    if (numbered)
+      diag << " #" << i;
+    return diag << ": an output must not overlap an input";
+  }
+  return success();
+}
+
 /// Checks that every weight part has `k` columns (or, when `k` is dynamic,
 /// the columns of the first part with a static count).
 LogicalResult verifyWeightColumns(Operation *op, ValueRange weights, int64_t k,
@@ -113,6 +133,11 @@ LogicalResult LinearOp::verify() {
                          << inputType.getElementType();
   if (failed(verifyWeightColumns(*this, getWeights(), inputType.getDimSize(1),
                                  "the input's K")))
+    return failure();
+  if (failed(verifyNotAnInput(*this, getOutput(), "output", getInput(),
+                              "the input", /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getOutput(), "output", getWeights(),
+                              "weight part")))
     return failure();
   if (!getBiases().empty() && getBiases().size() != getWeights().size())
     return emitOpError() << "expects " << getWeights().size()
@@ -172,6 +197,12 @@ LogicalResult LinearDgradOp::verify() {
   if (failed(verifyWeightColumns(*this, getWeights(), dxType.getDimSize(1),
                                  "grad_input's K")))
     return failure();
+  if (failed(verifyNotAnInput(*this, getGradInput(), "grad_input",
+                              getGradOutput(), "grad_output",
+                              /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getGradInput(), "grad_input",
+                              getWeights(), "weight part")))
+    return failure();
   if (sizesDiffer(dxType.getDimSize(0), dyType.getDimSize(0)))
     return emitOpError() << "grad_input has " << dxType.getDimSize(0)
                          << " rows, expected " << dyType.getDimSize(0)
@@ -202,6 +233,11 @@ LogicalResult GemmOp::verify() {
   if (dType.getElementType() != elementType)
     return emitOpError() << "D element type " << dType.getElementType()
                          << " differs from operand A's " << elementType;
+  if (failed(verifyNotAnInput(*this, getD(), "D", getA(), "operand A",
+                              /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getD(), "D", getB(), "operand B",
+                              /*numbered=*/false)))
+    return failure();
   int64_t m = aType.getDimSize(getTransposeA() ? 1 : 0);
   int64_t k = aType.getDimSize(getTransposeA() ? 0 : 1);
   int64_t kb = bType.getDimSize(getTransposeB() ? 1 : 0);
@@ -278,6 +314,9 @@ LogicalResult verifyStacking(Operation *op, ValueRange parts, MemRefType whole,
 
 LogicalResult ConcatOp::verify() {
   if (failed(verifyStridedOperands(*this)))
+    return failure();
+  if (failed(verifyNotAnInput(*this, getOutput(), "output", getParts(),
+                              "part")))
     return failure();
   return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
 }
