@@ -349,3 +349,20 @@ func.func @alloca_aligned(%x: memref<3x4xf32>, %y: memref<3x6xf32>) {
   slin.linear ins(%x : memref<3x4xf32>) weights(%w0, %w1 : memref<2x4xf32, strided<[4, 1]>>, memref<4x4xf32, strided<[4, 1], offset: 8>>) outs(%y : memref<3x6xf32>)
   return
 }
+
+// -----
+
+// Regression: a proven chain of parts whose widths differ (16 and a dynamic
+// %k) used to become a view with part #0's width. Every part's columns must
+// equal the first part's; %k is only known at run time.
+// CHECK-LABEL: func @proven_chain_widths_differ
+// CHECK: slin.is_adjacent
+// CHECK: scf.if
+func.func @proven_chain_widths_differ(%x: memref<4x16xf32>, %k: index, %y: memref<4x5xf32>) {
+  %buf = memref.alloc() : memref<5x16xf32>
+  %a = memref.subview %buf[0, 0] [2, 16] [1, 1] : memref<5x16xf32> to memref<2x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[2, 0] [3, %k] [1, 1] : memref<5x16xf32> to memref<3x?xf32, strided<[16, 1], offset: 32>>
+  // expected-remark @+1 {{weight parts: run-time check (part #1: columns equal to part #0's is not known at compile time)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<2x16xf32, strided<[16, 1]>>, memref<3x?xf32, strided<[16, 1], offset: 32>>) outs(%y : memref<4x5xf32>)
+  return
+}

@@ -354,6 +354,10 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
         verdict.requireZero(layout.strides[1] - Poly(1),
                             part + ": unit column stride");
       verdict.requireZero(layout.strides[0] - ld, part + ": common row stride");
+      // As at run time: a view has one width, so every part must have the
+      // first one's columns.
+      verdict.requireZero(layout.sizes[1] - cols,
+                          part + ": columns equal to part #0's");
     } else {
       std::optional<int64_t> n = layout.sizes[0].constant();
       if (!n || *n > 1)
