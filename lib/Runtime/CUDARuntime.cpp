@@ -192,7 +192,8 @@ struct AlgoEntry {
 /// Entries of a device's algorithm cache. A model needs a few dozen (shape,
 /// epilogue, alignment) combinations; the bound only stops a process that
 /// sees unbounded shapes (e.g. every sequence length) from growing forever.
-/// An entry is about 700 bytes, so a full cache takes a few MiB.
+/// An entry (key, answer, list and map nodes) is a few hundred bytes, so a
+/// full cache takes one or two MiB.
 constexpr size_t kMaxAlgoEntriesPerDevice = 4096;
 
 struct DeviceState {
