@@ -225,6 +225,7 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
         return
     from . import ops
 
+    before = ops.runtime_counters()["compiles"]
     for region in regions:
         val = node_value(region.input)
         if not isinstance(val, torch.Tensor):
@@ -236,6 +237,7 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
                            region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
         except RuntimeError as exc:  # e.g. a device the op does not run on: the call will say so
             logger.warning("splitlinear: precompiling %s failed: %s", region.describe(), exc)
+    _bump("kernels_precompiled", ops.runtime_counters()["compiles"] - before)
 
 
 def splitlinear_backend(
