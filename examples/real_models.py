@@ -1,6 +1,10 @@
 """The main job: real model architectures from ``transformers`` under
 ``torch.compile(backend="splitlinear")``.
 
+An example, not part of the package: ``transformers`` is not a dependency of
+``splitlinear`` (it is in ``python/requirements.txt`` for this script and the
+tests).
+
 Builds a Llama and a Qwen2 model (q/k/v biases) from configs with random
 weights (no download), packs sibling projections with
 :func:`splitlinear.pack_parameters`, compiles with the splitlinear backend, and
@@ -10,7 +14,9 @@ taken (views / cats / per-part GEMMs), max relative errors of logits and
 gradients, and median times of eager / Inductor / splitlinear — and writes it
 as JSON.
 
-Usage: ``python3 -m splitlinear.demo [--device cuda] [--size small|large] [--json report.json]``
+Usage (from the repository root, with the op library built)::
+
+    PYTHONPATH=python python3 examples/real_models.py [--device cuda] [--size small|large] [--json report.json]
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any
 import torch
 
 import splitlinear
-from splitlinear.packing import pack_parameters
+from splitlinear import pack_parameters
 
 SIZES: dict[str, dict[str, int]] = {
     "small": dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
