@@ -240,7 +240,7 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
         if reason is not None:
             rejections.append(Rejection(site.out, reason))
             continue
-        site.autocast = None if autocast is None else (x.device.type, autocast)
+        site.autocast = None if autocast is None or x is None else (x.device.type, autocast)
         valid.append(site)
 
     regions: list[Region] = []
