@@ -61,6 +61,7 @@ def build(arch: str, size: str, device: str, dtype: torch.dtype) -> torch.nn.Mod
 
 
 def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    """``max |a - b| / max |b|`` in float64 (any shapes that broadcast, any float dtypes)."""
     return ((a.double() - b.double()).abs().max() / b.double().abs().max().clamp_min(1e-30)).item()
 
 
@@ -81,6 +82,7 @@ def median_time(fn: Callable[[], Any], device: str, reps: int) -> float:
 
 
 def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Parity (forward and one training step) and timings of one architecture; a JSON-able row."""
     dtype = getattr(torch, args.dtype)
     torch.manual_seed(0)
     eager = build(arch, args.size, args.device, dtype)
@@ -144,6 +146,7 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_report(rows: list[dict[str, Any]]) -> None:
+    """The report's table: paths taken, errors, and median forward times."""
     print(f"{'arch':6} {'regions/layer':>13} {'views':>6} {'cats':>5} {'per-part':>8} "
           f"{'logits err':>10} {'grad err':>9} {'ok':>3}")
     for r in rows:
@@ -159,6 +162,7 @@ def print_report(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs every ``--arch``; exit status 0 iff all are within tolerance."""
     # Both compiled models run transformers' shared `wrapper` frame, under
     # two backends, two grad modes and two sequence lengths: more than
     # Dynamo's default budget of 8 compiles per code object, past which it
