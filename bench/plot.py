@@ -1,5 +1,5 @@
 """Plots a benchmark JSON of bench_split_linear.py (and, optionally, the real
-model report of ``splitlinear.demo``) as a PNG: time per call relative to the
+model report of ``examples/real_models.py``) as a PNG: time per call relative to the
 fused GEMM, per shape and variant. Usage:
 ``python3 bench/plot.py bench.json [--models models.json] --out bench.png``."""
 

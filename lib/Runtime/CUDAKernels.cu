@@ -5,6 +5,14 @@
 // identically. The kernels use grid-stride loops, so grids are capped and any
 // size works.
 //
+// Launch errors: kernels are launched with cudaLaunchKernel, whose return
+// value is the status of that launch alone. `kernel<<<...>>>` followed by
+// cudaGetLastError would instead report (and clear) whatever error the thread
+// last produced, e.g. a pending error that PyTorch or another library left
+// behind for its own check, and blame it on this launch. A pending error of
+// another library is left as it is (never read or cleared here); a failed
+// launch clears its own error, as checkCuda does for other CUDA calls.
+//
 //===----------------------------------------------------------------------===//
 
 #include "CUDAKernels.h"
@@ -103,6 +111,25 @@ template <typename Fn> cudaError_t dispatch(slinrt_dtype dtype, Fn &&fn) {
   return cudaErrorInvalidValue;
 }
 
+/// Launches `kernel` with `args` (converted to its parameter types) and
+/// returns the status of this launch only. On failure the launch's own error
+/// (the thread's last error, which the failure has just set) is cleared; a
+/// sticky error stays, as it must. On success the thread's last error is not
+/// touched, so another library's pending error still reaches its owner.
+template <typename... Params, typename... Args>
+cudaError_t launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block,
+                         cudaStream_t stream, Args... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
+  return [&](Params... params) {
+    void *argv[] = {static_cast<void *>(&params)...};
+    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                                       grid, block, argv, 0, stream);
+    if (err != cudaSuccess)
+      (void)cudaGetLastError();
+    return err;
+  }(static_cast<Params>(args)...);
+}
+
 dim3 rowGrid(int64_t rows, int64_t cols) {
   int64_t x = std::min<int64_t>((cols + kThreads - 1) / kThreads, kMaxGridX);
   int64_t y = std::min<int64_t>(rows, kMaxGridY);
@@ -123,10 +150,10 @@ cudaError_t launchConvertCopy(slinrt_dtype srcType, slinrt_dtype dstType,
     return dispatch(dstType, [&](auto t) {
       using S = decltype(s);
       using T = decltype(t);
-      convertCopyKernel<S, T><<<rowGrid(rows, cols), kThreads, 0, stream>>>(
-          static_cast<const S *>(src), srcRowStride, srcColStride,
-          static_cast<T *>(dst), dstRowStride, dstColStride, rows, cols);
-      return cudaGetLastError();
+      return launchKernel(&convertCopyKernel<S, T>, rowGrid(rows, cols),
+                          dim3(kThreads), stream, static_cast<const S *>(src),
+                          srcRowStride, srcColStride, static_cast<T *>(dst),
+                          dstRowStride, dstColStride, rows, cols);
     });
   });
 }
@@ -138,9 +165,9 @@ cudaError_t launchBroadcastRows(slinrt_dtype dtype, void *d, int64_t ldd,
     return cudaSuccess;
   return dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    broadcastRowsKernel<T><<<rowGrid(M, N), kThreads, 0, stream>>>(
-        static_cast<T *>(d), ldd, M, N, static_cast<const T *>(bias));
-    return cudaGetLastError();
+    return launchKernel(&broadcastRowsKernel<T>, rowGrid(M, N), dim3(kThreads),
+                        stream, static_cast<T *>(d), ldd, M, N,
+                        static_cast<const T *>(bias));
   });
 }
 
@@ -154,16 +181,16 @@ cudaError_t launchRowSums(slinrt_dtype dtype, const void *a, int64_t rowStride,
     const T *typed = static_cast<const T *>(a);
     if (colStride == 1 && K >= 32) {
       int64_t blocks = std::min<int64_t>((M + 7) / 8, kMaxGridX * 16);
-      rowSumsContiguousKernel<T>
-          <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-              typed, rowStride, M, K, static_cast<T *>(out));
-    } else {
-      int64_t blocks = std::min<int64_t>((M + 31) / 32, kMaxGridX * 16);
-      rowSumsStridedKernel<T>
-          <<<static_cast<unsigned>(blocks), dim3(32, 8), 0, stream>>>(
-              typed, rowStride, colStride, M, K, static_cast<T *>(out));
+      return launchKernel(&rowSumsContiguousKernel<T>,
+                          dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                          stream, typed, rowStride, M, K,
+                          static_cast<T *>(out));
     }
-    return cudaGetLastError();
+    int64_t blocks = std::min<int64_t>((M + 31) / 32, kMaxGridX * 16);
+    return launchKernel(&rowSumsStridedKernel<T>,
+                        dim3(static_cast<unsigned>(blocks)), dim3(32, 8),
+                        stream, typed, rowStride, colStride, M, K,
+                        static_cast<T *>(out));
   });
 }
 

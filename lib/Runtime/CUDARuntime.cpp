@@ -5,7 +5,9 @@
 //
 // State: one cuBLASLt handle per device, created lazily and cached for the
 // process together with an algorithm cache (heuristic queries cost host time
-// and NVIDIA recommends one query per problem). Each thread keeps GEMM plans
+// and NVIDIA recommends one query per problem; the cache keeps algorithms and
+// definite "no algorithm" answers, never transient failures, and is bounded:
+// HeuristicCache.h). Each thread keeps GEMM plans
 // (matmul descriptor, layouts, algorithm) per device and problem, so that a
 // repeated GEMM costs a hash lookup, at most one descriptor attribute (the
 // bias pointer) and cublasLtMatmul. A context either owns a workspace per
@@ -23,6 +25,7 @@
 
 #include "CUDAKernels.h"
 #include "GemmProblem.h"
+#include "HeuristicCache.h"
 #include "RuntimeImpl.h"
 
 #include <cublasLt.h>
@@ -198,8 +201,8 @@ struct AlgoKeyHash {
   }
 };
 
-/// A cached heuristic answer; `found == false` is cached too, so a problem
-/// that needs the fallback does not query again. Immutable once in the cache.
+/// A heuristic answer; `found == false` (no algorithm) is cached too, so a
+/// problem that needs the fallback does not query again. Immutable once made.
 struct AlgoEntry {
   bool found = false;
   cublasLtMatmulAlgo_t algo{};
@@ -207,12 +210,19 @@ struct AlgoEntry {
   std::string failure;
 };
 
+/// Entries of a device's algorithm cache. A model needs a few dozen (shape,
+/// epilogue, alignment) combinations; the bound only stops a process that
+/// sees unbounded shapes (e.g. every sequence length) from growing forever.
+/// An entry (key, answer, list and map nodes) is a few hundred bytes, so a
+/// full cache takes one or two MiB.
+constexpr size_t kMaxAlgoEntriesPerDevice = 4096;
+
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
   int computeMajor = 0;
   size_t workspaceBytes = 0;
-  std::mutex cacheMutex;
-  std::unordered_map<AlgoKey, AlgoEntry, AlgoKeyHash> algos;
+  HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
+      kMaxAlgoEntriesPerDevice};
 };
 
 /// The process-wide state of `device`, created on first use.
@@ -343,21 +353,33 @@ void configureEpilogue(cublasLtMatmulDesc_t desc, cublasLtEpilogue_t epilogue,
       "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
 }
 
+/// Classifies the answer of cublasLtMatmulAlgoGetHeuristic. NOT_SUPPORTED
+/// ("no heuristic for this configuration") and a successful query without a
+/// usable result are definite; any other status (ALLOC_FAILED,
+/// INTERNAL_ERROR, ...) is a failure of the query, not an answer.
+HeuristicOutcome classifyHeuristic(cublasStatus_t status, int returned,
+                                   const cublasLtMatmulHeuristicResult_t &r) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return returned > 0 && r.state == CUBLAS_STATUS_SUCCESS
+               ? HeuristicOutcome::Found
+               : HeuristicOutcome::NoAlgorithm;
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+    return HeuristicOutcome::NoAlgorithm;
+  return HeuristicOutcome::Failed;
+}
+
 /// Finds (in the device's cache or by a heuristic query) an algorithm for
-/// `desc` and the layouts, as configured for `key`. Returns the cache entry,
-/// found or not; entries are never erased, so the reference stays valid.
-const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
-                               const AlgoKey &key, cublasLtMatmulDesc_t desc,
-                               cublasLtMatrixLayout_t aLayout,
-                               cublasLtMatrixLayout_t bLayout,
-                               cublasLtMatrixLayout_t dLayout) {
-  {
-    std::lock_guard<std::mutex> lock(dev.cacheMutex);
-    auto it = dev.algos.find(key);
-    if (it != dev.algos.end()) {
-      ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
-      return it->second;
-    }
+/// `desc` and the layouts, as configured for `key`. Returns the entry, found
+/// or not (shared: an evicted entry lives on in the plans holding it). A
+/// failed query throws (ERROR_OUT_OF_MEMORY for ALLOC_FAILED, else
+/// ERROR_CUBLAS) and caches nothing, so the next call asks again.
+std::shared_ptr<const AlgoEntry>
+findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
+              cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
+              cublasLtMatrixLayout_t bLayout, cublasLtMatrixLayout_t dLayout) {
+  if (std::shared_ptr<const AlgoEntry> cached = dev.algos.find(key)) {
+    ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
+    return cached;
   }
   ctx.counters.algoCacheMisses.fetch_add(1, std::memory_order_relaxed);
 
@@ -389,24 +411,34 @@ const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
         cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)),
         "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
 
-  AlgoEntry entry;
+  auto entry = std::make_shared<AlgoEntry>();
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
       dev.handle, desc, aLayout, bLayout, dLayout, dLayout, pref, 1, &result,
       &returned);
-  if (status != CUBLAS_STATUS_SUCCESS)
-    entry.failure = concat("cublasLtMatmulAlgoGetHeuristic returned ",
-                           cublasLtGetStatusName(status));
-  else if (returned == 0 || result.state != CUBLAS_STATUS_SUCCESS)
-    entry.failure = "cublasLtMatmulAlgoGetHeuristic found no algorithm";
-  else {
-    entry.found = true;
-    entry.algo = result.algo;
-    entry.workspaceBytes = result.workspaceSize;
+  HeuristicOutcome outcome = classifyHeuristic(status, returned, result);
+  switch (outcome) {
+  case HeuristicOutcome::Failed:
+    raise(status == CUBLAS_STATUS_ALLOC_FAILED ? SLINRT_ERROR_OUT_OF_MEMORY
+                                               : SLINRT_ERROR_CUBLAS,
+          "cublasLtMatmulAlgoGetHeuristic failed: ",
+          cublasLtGetStatusName(status), ": ",
+          cublasLtGetStatusString(status));
+  case HeuristicOutcome::NoAlgorithm:
+    entry->failure =
+        status == CUBLAS_STATUS_SUCCESS
+            ? std::string("cublasLtMatmulAlgoGetHeuristic found no algorithm")
+            : concat("cublasLtMatmulAlgoGetHeuristic returned ",
+                     cublasLtGetStatusName(status));
+    break;
+  case HeuristicOutcome::Found:
+    entry->found = true;
+    entry->algo = result.algo;
+    entry->workspaceBytes = result.workspaceSize;
+    break;
   }
-  std::lock_guard<std::mutex> lock(dev.cacheMutex);
-  return dev.algos.emplace(key, std::move(entry)).first->second;
+  return dev.algos.insert(key, std::move(entry), outcome);
 }
 
 /// Everything cublasLtMatmul needs for one problem except the operand, bias,
@@ -422,7 +454,9 @@ const AlgoEntry &findAlgorithm(slinrt_context &ctx, DeviceState &dev,
 /// that used it are still queued or captured in a graph.
 struct GemmPlan {
   bool found = false;
-  const AlgoEntry *entry = nullptr; ///< the device's cache entry (messages)
+  /// The heuristic answer (its message when !found); shared with the
+  /// device's cache, which may evict it.
+  std::shared_ptr<const AlgoEntry> entry;
   cublasLtMatmulAlgo_t algo{};
   /// What `algo` needs (cublasLtMatmul still gets the whole workspace).
   size_t workspaceBytes = 0;
@@ -501,12 +535,11 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
     plan.bias = bias;
   }
 
-  const AlgoEntry &entry = findAlgorithm(ctx, dev, key, plan.desc, plan.aLayout,
-                                         plan.bLayout, plan.dLayout);
-  plan.entry = &entry;
-  plan.found = entry.found;
-  plan.algo = entry.algo;
-  plan.workspaceBytes = entry.workspaceBytes;
+  plan.entry = findAlgorithm(ctx, dev, key, plan.desc, plan.aLayout,
+                             plan.bLayout, plan.dLayout);
+  plan.found = plan.entry->found;
+  plan.algo = plan.entry->algo;
+  plan.workspaceBytes = plan.entry->workspaceBytes;
   if (!plan.found) { // never run: keep only the answer
     plan.desc.reset();
     plan.aLayout.reset();

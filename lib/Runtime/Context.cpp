@@ -71,16 +71,22 @@ slinrt_context &slinrt::resolveContext(slinrt_context *ctx) {
   return *fallback;
 }
 
-View2D slinrt::viewOf(const slinrt_memref2d &ref, slinrt_dtype dtype) {
-  return View2D{static_cast<char *>(ref.aligned) +
-                    ref.offset * dtypeSize(dtype),
-                ref.sizes[0], ref.sizes[1], ref.strides[0], ref.strides[1]};
+View2D slinrt::viewOf(const slinrt_memref2d &ref, slinrt_dtype dtype,
+                      const char *name) {
+  int64_t firstByte =
+      checkedByteOffset(name, ref.offset, ref.sizes[0], ref.sizes[1],
+                        ref.strides[0], ref.strides[1], dtypeSize(dtype));
+  return View2D{static_cast<char *>(ref.aligned) + firstByte, ref.sizes[0],
+                ref.sizes[1], ref.strides[0], ref.strides[1]};
 }
 
-View2D slinrt::viewOf(const slinrt_memref1d &ref, slinrt_dtype dtype) {
-  return View2D{static_cast<char *>(ref.aligned) +
-                    ref.offset * dtypeSize(dtype),
-                1, ref.sizes[0], ref.sizes[0] * ref.strides[0], ref.strides[0]};
+View2D slinrt::viewOf(const slinrt_memref1d &ref, slinrt_dtype dtype,
+                      const char *name) {
+  int64_t firstByte = checkedByteOffset(name, ref.offset, 1, ref.sizes[0],
+                                        0, ref.strides[0], dtypeSize(dtype));
+  // The row stride of the one row is never stepped over.
+  return View2D{static_cast<char *>(ref.aligned) + firstByte, 1, ref.sizes[0],
+                0, ref.strides[0]};
 }
 
 void *slinrt::allocateBuffer(slinrt_context &ctx, int64_t bytes) {

@@ -68,10 +68,13 @@ void runCopy(Target target, slinrt_context &c, slinrt_dtype srcType,
   if (src.rows < 0 || src.cols < 0)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "negative sizes [", src.rows, ", ",
           src.cols, "]");
-  if (src.rows * src.cols > 0 && (!srcBase || !dstBase))
+  // Sizes compared, not multiplied: rows · cols may overflow (and wrap to 0,
+  // which skipped the copy without an error).
+  bool hasElements = src.rows > 0 && src.cols > 0;
+  if (hasElements && (!srcBase || !dstBase))
     raise(SLINRT_ERROR_INVALID_ARGUMENT, !srcBase ? "source" : "destination",
           " has a NULL data pointer");
-  if (src.rows * src.cols > 0) {
+  if (hasElements) {
 #if SPLITLINEAR_HAVE_CUDA
     if (target == Target::CUDA)
       cuda::copy(c, srcType, dstType, src, dst);
@@ -89,8 +92,9 @@ void runCopy2d(Target target, slinrt_context *ctx, const char *name,
     if (!src || !dst)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
             " is a NULL descriptor");
-    runCopy(target, c, srcType, dstType, viewOf(*src, srcType),
-            viewOf(*dst, dstType), src->aligned, dst->aligned);
+    View2D from = viewOf(*src, srcType, "source");
+    View2D to = viewOf(*dst, dstType, "destination");
+    runCopy(target, c, srcType, dstType, from, to, src->aligned, dst->aligned);
     c.counters.copies2d.fetch_add(1, std::memory_order_relaxed);
   });
 }
@@ -102,8 +106,9 @@ void runCopy1d(Target target, slinrt_context *ctx, const char *name,
     if (!src || !dst)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
             " is a NULL descriptor");
-    runCopy(target, c, srcType, dstType, viewOf(*src, srcType),
-            viewOf(*dst, dstType), src->aligned, dst->aligned);
+    View2D from = viewOf(*src, srcType, "source");
+    View2D to = viewOf(*dst, dstType, "destination");
+    runCopy(target, c, srcType, dstType, from, to, src->aligned, dst->aligned);
   });
 }
 

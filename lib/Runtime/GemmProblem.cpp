@@ -31,7 +31,10 @@ StoredMatrix normalizeOperand(const slinrt_memref2d &ref, slinrt_dtype dtype,
           " has negative sizes ", dims(rows, cols));
 
   StoredMatrix m;
-  m.data = static_cast<char *>(ref.aligned) + ref.offset * dtypeSize(dtype);
+  std::string operand = concat("operand ", name);
+  m.data = static_cast<char *>(ref.aligned) +
+           checkedByteOffset(operand.c_str(), ref.offset, rows, cols, s0, s1,
+                             dtypeSize(dtype));
   // An empty operand is never read or written: any strides will do (MLIR's
   // canonical strides for [r, 0] are [0, 1]).
   if (rows == 0 || cols == 0) {
@@ -162,21 +165,23 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
     if (biasLength > 1 && bias->strides[0] != 1)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has stride ", bias->strides[0],
             ", expected 1");
-    p.bias =
-        static_cast<char *>(bias->aligned) + bias->offset * dtypeSize(dtype);
+    p.bias = static_cast<char *>(bias->aligned) +
+             checkedByteOffset("bias", bias->offset, 1, bias->sizes[0], 0,
+                               bias->strides[0], dtypeSize(dtype));
   }
 
   // A NULL base with elements to touch is a failed allocation upstream.
-  auto requireData = [](const void *aligned, int64_t elements,
+  // (Sizes compared, not multiplied: a product could overflow.)
+  auto requireData = [](const void *aligned, bool hasElements,
                         const char *name) {
-    if (!aligned && elements > 0)
+    if (!aligned && hasElements)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ", name,
             " has a NULL data pointer");
   };
-  requireData(A->aligned, p.M * p.K, "A");
-  requireData(B->aligned, p.K * p.N, "B");
-  requireData(D->aligned, p.M * p.N, "D");
+  requireData(A->aligned, p.M > 0 && p.K > 0, "A");
+  requireData(B->aligned, p.K > 0 && p.N > 0, "B");
+  requireData(D->aligned, p.M > 0 && p.N > 0, "D");
   if (needsBias)
-    requireData(bias->aligned, biasLength, "bias");
+    requireData(bias->aligned, biasLength > 0, "bias");
   return p;
 }

@@ -75,6 +75,35 @@ inline int64_t dtypeSize(slinrt_dtype dtype) {
   return 0;
 }
 
+/// The byte range of a strided view relative to its base pointer: element
+/// `offset`, then `rows` x `cols` elements `rowStride` / `colStride` apart
+/// (any sign), `elementSize` bytes each. Throws
+/// Error(SLINRT_ERROR_INVALID_ARGUMENT) naming `name` when the byte offset
+/// of the first element, or of any element of a non-empty view, does not fit
+/// in int64: the address computations of the backends (base + offset·size,
+/// row r at r·ld, the extent `offset + (rows - 1)·ld + cols`) would wrap.
+/// Returns the byte offset of the first element.
+inline int64_t checkedByteOffset(const char *name, int64_t offset,
+                                 int64_t rows, int64_t cols, int64_t rowStride,
+                                 int64_t colStride, int64_t elementSize) {
+  int64_t firstByte = 0;
+  bool overflow = __builtin_mul_overflow(offset, elementSize, &firstByte);
+  if (!overflow && rows > 0 && cols > 0) {
+    int64_t rowSpan = 0, colSpan = 0, last = 0, lastByte = 0, end = 0;
+    overflow = __builtin_mul_overflow(rows - 1, rowStride, &rowSpan) ||
+               __builtin_mul_overflow(cols - 1, colStride, &colSpan) ||
+               __builtin_add_overflow(offset, rowSpan, &last) ||
+               __builtin_add_overflow(last, colSpan, &last) ||
+               __builtin_mul_overflow(last, elementSize, &lastByte) ||
+               __builtin_add_overflow(lastByte, elementSize, &end);
+  }
+  if (overflow)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " with offset ", offset,
+          ", sizes [", rows, ", ", cols, "] and strides [", rowStride, ", ",
+          colStride, "] spans more bytes than int64 can address");
+  return firstByte;
+}
+
 /// The name of `dtype` as it appears in entry-point names.
 inline const char *dtypeName(slinrt_dtype dtype) {
   switch (dtype) {
@@ -198,10 +227,14 @@ void guardedCall(slinrt_context *ctx, const char *name, Fn &&fn,
   }
 }
 
-/// The element address of a rank-2 descriptor (`aligned + offset`).
-View2D viewOf(const slinrt_memref2d &ref, slinrt_dtype dtype);
-/// A rank-1 descriptor as a one-row view.
-View2D viewOf(const slinrt_memref1d &ref, slinrt_dtype dtype);
+/// The element address of a rank-2 descriptor (`aligned + offset`). Throws
+/// Error(SLINRT_ERROR_INVALID_ARGUMENT) naming `name` when the view's byte
+/// range overflows int64 (checkedByteOffset).
+View2D viewOf(const slinrt_memref2d &ref, slinrt_dtype dtype,
+              const char *name);
+/// A rank-1 descriptor as a one-row view (checked the same way).
+View2D viewOf(const slinrt_memref1d &ref, slinrt_dtype dtype,
+              const char *name);
 
 /// Allocates `bytes` through the context's allocator (NULL for 0 bytes).
 /// Throws Error(SLINRT_ERROR_OUT_OF_MEMORY) on failure.

@@ -10,7 +10,7 @@ Registered through the ``torch_dynamo_backends`` entry point, so after
 
 Pipeline for each Dynamo graph: validate options, dump the graph
 (``graph_<n>_before.txt``), find and rewrite split-linear regions
-(:mod:`splitlinear.fx_match`) into ``splitlinear.ops.linear`` calls, dump
+(:mod:`splitlinear.fx`) into ``splitlinear.ops.linear`` calls, dump
 again (``graph_<n>_after.txt``), then compile the rewritten graph with
 Inductor, configured for ``mode`` as ``backend="inductor"`` would be (the op
 becomes an extern kernel call), or run it eagerly, through CUDA graphs when the
@@ -29,8 +29,17 @@ import torch
 import torch.fx as fx
 
 from ._logging import logger
-from .fx_match import LinearFn, Plan, Rejection, node_value, plan_regions, rewrite_region
-from .fx_state import AutocastState, GraphState, ambient_autocast
+from .fx import (
+    AutocastState,
+    GraphState,
+    LinearFn,
+    Plan,
+    Rejection,
+    ambient_autocast,
+    node_value,
+    plan_regions,
+    rewrite_region,
+)
 from .options import SplitLinearOptions
 from .stats import bump as _bump
 
@@ -111,7 +120,7 @@ def rewrite_graph(
         graph_id: number used in log and error messages.
 
     Returns:
-        The :class:`~splitlinear.fx_match.Plan`: ``regions`` actually
+        The :class:`~splitlinear.fx.Plan`: ``regions`` actually
         rewritten, ``rejections`` (including regions whose rewrite failed),
         ``skipped`` (policy skips such as ``min_parts``).
 
@@ -225,6 +234,7 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
         return
     from . import ops
 
+    before = ops.runtime_counters()["compiles"]
     for region in regions:
         val = node_value(region.input)
         if not isinstance(val, torch.Tensor):
@@ -236,6 +246,7 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
                            region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
         except RuntimeError as exc:  # e.g. a device the op does not run on: the call will say so
             logger.warning("splitlinear: precompiling %s failed: %s", region.describe(), exc)
+    _bump("kernels_precompiled", ops.runtime_counters()["compiles"] - before)
 
 
 def splitlinear_backend(

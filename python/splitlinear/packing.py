@@ -37,7 +37,6 @@ Behaviour to know:
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-logger = logging.getLogger("splitlinear")
+from ._logging import logger
 
 #: Sibling projections found by default (children of one module, in this order).
 DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (

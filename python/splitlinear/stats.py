@@ -6,7 +6,11 @@ Backend counters (this module, counted at compile time):
 - ``regions_matched``: regions replaced by one ``splitlinear.ops.linear`` call;
 - ``linears_fused``: original linear/matmul nodes those regions replaced;
 - ``candidates_rejected``: candidate regions left to the fallback (each logged
-  at DEBUG with its reason).
+  at DEBUG with its reason);
+- ``kernels_precompiled``: kernels the op library JIT-compiled while the
+  backend compiled a graph (its ``precompile`` step). With ``compiles`` (all
+  kernel compiles) it shows whether any kernel was compiled later, inside a
+  first forward or backward.
 
 Run-time counters (``splitlinear.ops.runtime_counters()``, counted by the op
 library at every call): ``views`` (parts were adjacent: no copy), ``cats``
@@ -20,7 +24,8 @@ from types import ModuleType
 
 from ._logging import logger
 
-_BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected")
+_BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected",
+                 "kernels_precompiled")
 
 _lock = threading.Lock()
 _counters: dict[str, int] = dict.fromkeys(_BACKEND_KEYS, 0)

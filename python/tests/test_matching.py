@@ -12,7 +12,7 @@ from _util import compile_sl, randn
 
 import splitlinear
 from splitlinear.backend import rewrite_graph
-from splitlinear.fx_match import Plan
+from splitlinear.fx import Plan
 from splitlinear.options import SplitLinearOptions
 
 

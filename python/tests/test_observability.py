@@ -76,6 +76,34 @@ def test_logging(op: object, caplog: pytest.LogCaptureFixture) -> None:
     assert any(level == logging.INFO and "1 region(s) matched" in m for level, m in messages)
 
 
+def test_logger_registered_with_torch_logging() -> None:
+    """The package logger is a registered ``torch._logging`` log under the alias ``splitlinear``."""
+    from torch._logging import _internal
+
+    assert _internal.log_registry.log_alias_to_log_qnames.get("splitlinear") == ["splitlinear"]
+    assert logging.getLogger("splitlinear") in _internal.get_loggers()
+
+
+def test_torch_logs_env(op: object) -> None:
+    """``TORCH_LOGS=+splitlinear`` prints the debug (match) and info (summary) lines."""
+    script = textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+        wq, wk = torch.randn(8, 16), torch.randn(4, 16)
+        f = lambda x: F.linear(x, torch.cat([wq, wk]))
+        torch.compile(f, backend="splitlinear", fullgraph=True, options={"fallback": "eager"})(torch.randn(3, 16))
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP", "TORCH_LOGS_OUT")}
+    env["TORCH_LOGS"] = "+splitlinear"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, env=env, cwd=str(Path(__file__).parent.parent.parent))
+    assert result.returncode == 0, result.stderr[-4000:]
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("V") and "splitlinear: graph 0: matched vertical region" in line for line in lines), \
+        result.stderr[-4000:]
+    assert any(line.startswith("I") and "1 region(s) matched" in line for line in lines), result.stderr[-4000:]
+
+
 @pytest.mark.parametrize("via", ["option", "env"])
 def test_dump_dir(op: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, via: str) -> None:
     model = CatLinear(16, [8, 8])

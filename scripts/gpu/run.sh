@@ -97,6 +97,6 @@ fi
 
 if [ "${RUN_DEMO:-1}" = 1 ]; then
   echo "== real models (transformers), large config, bf16"
-  timeout 300 python3 -m splitlinear.demo --device cuda --size large --dtype bfloat16 \
+  timeout 300 python3 examples/real_models.py --device cuda --size large --dtype bfloat16 \
     --batch 1 --seq 128 --json "$OUT/models.json" 2>&1 | tail -20
 fi

@@ -600,6 +600,25 @@ TEST_F(CUDARuntimeTest, CopiesMatchCPU) {
   EXPECT_EQ(slinrt_context_counters(gpu).copies, 16 * 3);
 }
 
+// Regression: kernel launches were checked with cudaGetLastError(), which
+// returns (and clears) whatever error the thread last produced: an error that
+// another library left pending failed the copy and was lost to its owner.
+// (Written without a GPU at hand: not yet run.)
+TEST_F(CUDARuntimeTest, LaunchLeavesAPendingErrorAlone) {
+  // A transposing source: the conversion kernel, not cudaMemcpy2DAsync.
+  TestMatrix src = TestMatrix::colMajor(SLINRT_F32, 9, 13, 1, 1);
+  TestMatrix dst = TestMatrix::rowMajor(SLINRT_F16, 9, 13, 3, 1);
+  DeviceMirror dSrc(src), dDst(dst);
+  // A non-sticky error left pending on this thread, as another library's
+  // failed call would.
+  void *huge = nullptr;
+  ASSERT_EQ(cudaMalloc(&huge, size_t(1) << 62), cudaErrorMemoryAllocation);
+  copyFns(SLINRT_F32, SLINRT_F16).cuda2d(gpu, &dSrc.desc2, &dDst.desc2);
+  EXPECT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorMemoryAllocation);
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+}
+
 TEST_F(CUDARuntimeTest, AllocAndFree) {
   slinrt_memref1d buffer;
   _mlir_ciface_slinrt_cuda_alloc(&buffer, gpu, 1 << 20);

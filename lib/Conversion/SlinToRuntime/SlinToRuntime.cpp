@@ -444,9 +444,31 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
       if (!ShapedType::isDynamic(size) &&
           llvm::MulOverflow(staticBytes, size, staticBytes))
         return rewriter.notifyMatchFailure(op, "size in bytes overflows int64");
+    // Each dynamic factor is checked: a wrapped product would allocate less
+    // than the memref it backs. Overflow (unsigned: bytes · size / size !=
+    // bytes) asks for -1 bytes, which the runtime refuses with
+    // SLINRT_ERROR_INVALID_ARGUMENT; so does a product past INT64_MAX.
     Value bytes = ab.index(staticBytes);
-    for (Value size : adaptor.getDynamicSizes())
-      bytes = ab.mul(bytes, size);
+    Value overflow = ab.boolean(false);
+    for (Value size : adaptor.getDynamicSizes()) {
+      Value product = ab.mul(bytes, size);
+      Value isZero = ab.eq(size, 0);
+      Value one = ab.index(1);
+      Value divisor = ab.select(isZero, one, size);
+      Value quotient = arith::DivUIOp::create(rewriter, loc, product, divisor);
+      // One statement per op: the IR must not depend on the compiler's
+      // argument evaluation order.
+      Value same = ab.eq(quotient, bytes);
+      Value changed = ab.notb(same);
+      Value nonZero = ab.notb(isZero);
+      Value wrapped = ab.andi(nonZero, changed);
+      overflow = ab.ori(overflow, wrapped);
+      bytes = product;
+    }
+    if (!adaptor.getDynamicSizes().empty()) {
+      Value minusOne = ab.index(-1);
+      bytes = ab.select(overflow, minusOne, bytes);
+    }
     Value bytes64 =
         arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), bytes);
 

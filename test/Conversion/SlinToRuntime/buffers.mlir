@@ -33,13 +33,19 @@ func.func @static_buffer() {
   return
 }
 
-// Dynamic sizes multiply the static byte count; the view takes them.
+// Dynamic sizes multiply the static byte count (-1 bytes, refused by the
+// runtime, when a product overflows); the view takes them.
 // CHECK-LABEL: func.func @dynamic_buffer(
 // CHECK-SAME: %[[N:[^:]*]]: index, %[[K:[^:]*]]: index)
 // CHECK: %[[ELT:.*]] = arith.constant 2 : index
 // CHECK: %[[NB:.*]] = arith.muli %[[ELT]], %[[N]] : index
+// CHECK: arith.divui %[[NB]], %{{.*}} : index
 // CHECK: %[[NKB:.*]] = arith.muli %[[NB]], %[[K]] : index
-// CHECK: %[[BYTES64:.*]] = arith.index_cast %[[NKB]] : index to i64
+// CHECK: arith.divui %[[NKB]], %{{.*}} : index
+// CHECK: %[[OVERFLOW:.*]] = arith.ori
+// CHECK: %[[MINUS1:.*]] = arith.constant -1 : index
+// CHECK: %[[BYTES:.*]] = arith.select %[[OVERFLOW]], %[[MINUS1]], %[[NKB]] : index
+// CHECK: %[[BYTES64:.*]] = arith.index_cast %[[BYTES]] : index to i64
 // CHECK: %[[RAW:.*]] = call @slinrt_[[TGT]]_alloc(%{{.*}}, %[[BYTES64]])
 // CHECK: memref.view %[[RAW]][%{{.*}}][%[[N]], %[[K]]] : memref<?xi8> to memref<?x?xbf16>
 func.func @dynamic_buffer(%n: index, %k: index) {

@@ -10,10 +10,10 @@
 // refused now, as a runtime entry point of another type is.
 func.func private @slinrt_default_context() -> i32
 
-func.func @context_of_wrong_type(%a: memref<4x4xf32>) {
+func.func @context_of_wrong_type(%a: memref<4x4xf32>, %d: memref<4x4xf32>) {
   %c = func.call @slinrt_default_context() : () -> i32
   // expected-error @+1 {{failed to legalize operation 'slin.gemm' that was explicitly marked illegal}}
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }
 
@@ -26,9 +26,9 @@ func.func @context_of_wrong_type(%a: memref<4x4xf32>) {
 // CHECK: call @slinrt_cpu_gemm_f32(%[[CTX]],
 func.func private @slinrt_default_context() -> !llvm.ptr
 
-func.func @context_reused(%a: memref<4x4xf32>) {
+func.func @context_reused(%a: memref<4x4xf32>, %d: memref<4x4xf32>) {
   %c = func.call @slinrt_default_context() : () -> !llvm.ptr
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }
 

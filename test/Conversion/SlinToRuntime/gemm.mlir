@@ -106,12 +106,12 @@ func.func @transposes(%a: memref<8x8xf32>, %b: memref<8x8xf32>, %d: memref<8x8xf
 // CHECK: call @slinrt_[[TGT]]_gemm_bf16(
 // CHECK: memref.alloca() : memref<0xf64>
 // CHECK: call @slinrt_[[TGT]]_gemm_f64(
-func.func @dtypes(%h: memref<?x?xf16>, %bf: memref<2x3xbf16, strided<[8, 1], offset: 4>>,
-                  %bfd: memref<2x2xbf16>, %f: memref<2x2xf64>) {
-  slin.gemm ins(%h, %h : memref<?x?xf16>, memref<?x?xf16>) outs(%h : memref<?x?xf16>)
+func.func @dtypes(%h: memref<?x?xf16>, %hd: memref<?x?xf16>, %bf: memref<2x3xbf16, strided<[8, 1], offset: 4>>,
+                  %bfd: memref<2x2xbf16>, %f: memref<2x2xf64>, %fd: memref<2x2xf64>) {
+  slin.gemm ins(%h, %h : memref<?x?xf16>, memref<?x?xf16>) outs(%hd : memref<?x?xf16>)
   slin.gemm ins(%bf, %bf : memref<2x3xbf16, strided<[8, 1], offset: 4>>, memref<2x3xbf16, strided<[8, 1], offset: 4>>)
       outs(%bfd : memref<2x2xbf16>) {transpose_b}
-  slin.gemm ins(%f, %f : memref<2x2xf64>, memref<2x2xf64>) outs(%f : memref<2x2xf64>)
+  slin.gemm ins(%f, %f : memref<2x2xf64>, memref<2x2xf64>) outs(%fd : memref<2x2xf64>)
   return
 }
 
@@ -122,8 +122,8 @@ func.func @dtypes(%h: memref<?x?xf16>, %bf: memref<2x3xbf16, strided<[8, 1], off
 // CHECK: call @slinrt_[[TGT]]_gemm_f32(%[[CTX]],
 // CHECK-NOT: slinrt_default_context
 // CHECK: return
-func.func @context_argument(%a: memref<4x4xf32>, %ctx: !llvm.ptr {slin.context}) {
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+func.func @context_argument(%a: memref<4x4xf32>, %ctx: !llvm.ptr {slin.context}, %d: memref<4x4xf32>) {
+  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }
 

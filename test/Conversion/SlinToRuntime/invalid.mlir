@@ -27,8 +27,8 @@ func.func @leftover_dgrad(%dy: memref<4x8xf32>, %w: memref<8x16xf32>, %dx: memre
 
 // The context argument must be a pointer.
 // expected-error @+1 {{argument #0 is marked 'slin.context' but has type 'i64', expected !llvm.ptr}}
-func.func @context_not_a_pointer(%ctx: i64 {slin.context}, %a: memref<4x4xf32>) {
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+func.func @context_not_a_pointer(%ctx: i64 {slin.context}, %a: memref<4x4xf32>, %d: memref<4x4xf32>) {
+  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }
 
@@ -44,8 +44,8 @@ func.func @two_contexts(%c0: !llvm.ptr {slin.context}, %c1: !llvm.ptr {slin.cont
 // A runtime symbol that exists with another signature is not reused.
 func.func private @slinrt_cpu_gemm_f32(i32)
 
-func.func @clashing_declaration(%a: memref<4x4xf32>) {
+func.func @clashing_declaration(%a: memref<4x4xf32>, %d: memref<4x4xf32>) {
   // expected-error @+1 {{failed to legalize operation 'slin.gemm' that was explicitly marked illegal}}
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }

@@ -55,13 +55,3 @@ func.func @two_vectors(%a: memref<?xf16, strided<[?], offset: ?>>, %b: memref<4x
   %r = slin.is_adjacent %a, %b : memref<?xf16, strided<[?], offset: ?>>, memref<4xf16>
   return %r : i1
 }
-
-// Parts of different element types are never adjacent (a view cannot
-// convert).
-// CHECK-LABEL: func.func @mixed_types(
-// CHECK-NEXT: %[[FALSE:.*]] = arith.constant false
-// CHECK-NEXT: return %[[FALSE]] : i1
-func.func @mixed_types(%a: !m2, %b: memref<?x?xbf16>) -> i1 {
-  %r = slin.is_adjacent %a, %b : !m2, memref<?x?xbf16>
-  return %r : i1
-}

@@ -349,3 +349,161 @@ func.func @alloca_aligned(%x: memref<3x4xf32>, %y: memref<3x6xf32>) {
   slin.linear ins(%x : memref<3x4xf32>) weights(%w0, %w1 : memref<2x4xf32, strided<[4, 1]>>, memref<4x4xf32, strided<[4, 1], offset: 8>>) outs(%y : memref<3x6xf32>)
   return
 }
+
+// -----
+
+// Regression: a proven chain of parts whose widths differ (16 and a dynamic
+// %k) used to become a view with part #0's width. Every part's columns must
+// equal the first part's; %k is only known at run time.
+// CHECK-LABEL: func @proven_chain_widths_differ
+// CHECK: slin.is_adjacent
+// CHECK: scf.if
+func.func @proven_chain_widths_differ(%x: memref<4x16xf32>, %k: index, %y: memref<4x5xf32>) {
+  %buf = memref.alloc() : memref<5x16xf32>
+  %a = memref.subview %buf[0, 0] [2, 16] [1, 1] : memref<5x16xf32> to memref<2x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[2, 0] [3, %k] [1, 1] : memref<5x16xf32> to memref<3x?xf32, strided<[16, 1], offset: 32>>
+  // expected-remark @+1 {{weight parts: run-time check (part #1: columns equal to part #0's is not known at compile time)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<2x16xf32, strided<[16, 1]>>, memref<3x?xf32, strided<[16, 1], offset: 32>>) outs(%y : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// Regression: a constant misaligned offset (12 bytes) from a base of unknown
+// alignment (a function argument) may still be aligned at run time (base at
+// 4 mod 16): unknown, not disproven. Compare @misaligned_start.
+// CHECK-LABEL: func @misaligned_offset_unknown_base
+// CHECK: slin.is_adjacent
+func.func @misaligned_offset_unknown_base(%x: memref<4x3xf32>, %buf: memref<5x3xf32>, %y: memref<4x4xf32>) {
+  %a = memref.subview %buf[1, 0] [2, 3] [1, 1] : memref<5x3xf32> to memref<2x3xf32, strided<[3, 1], offset: 3>>
+  %b = memref.subview %buf[3, 0] [2, 3] [1, 1] : memref<5x3xf32> to memref<2x3xf32, strided<[3, 1], offset: 9>>
+  // expected-remark @+1 {{weight parts: run-time check (alignment of the first element is not known)}}
+  slin.linear ins(%x : memref<4x3xf32>) weights(%a, %b : memref<2x3xf32, strided<[3, 1], offset: 3>>, memref<2x3xf32, strided<[3, 1], offset: 9>>) outs(%y : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// A known base alignment below the requirement still disproves an offset it
+// cannot fix: base 8-aligned, first element 4 bytes past it.
+// CHECK-LABEL: func @misaligned_offset_low_base_alignment
+// CHECK: slin.concat
+// CHECK-NOT: slin.is_adjacent
+func.func @misaligned_offset_low_base_alignment(%x: memref<4x2xf32>, %y: memref<4x4xf32>) {
+  %buf = memref.alloca() {alignment = 8} : memref<5x3xf32>
+  %a = memref.subview %buf[0, 1] [2, 2] [1, 1] : memref<5x3xf32> to memref<2x2xf32, strided<[3, 1], offset: 1>>
+  %b = memref.subview %buf[2, 1] [2, 2] [1, 1] : memref<5x3xf32> to memref<2x2xf32, strided<[3, 1], offset: 7>>
+  // expected-remark @+1 {{weight parts: copy (the first element is not 16-byte aligned)}}
+  slin.linear ins(%x : memref<4x2xf32>) weights(%a, %b : memref<2x2xf32, strided<[3, 1], offset: 1>>, memref<2x2xf32, strided<[3, 1], offset: 7>>) outs(%y : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+// memref.assume_alignment makes the argument's base alignment known: the
+// view needs no run-time check. Compare @subviews_of_argument.
+// CHECK-LABEL: func @assume_alignment
+// CHECK: slin.view_concat
+// CHECK-NOT: slin.is_adjacent
+func.func @assume_alignment(%x: memref<4x16xf32>, %arg: memref<12x16xf32>, %y: memref<4x12xf32>) {
+  %buf = memref.assume_alignment %arg, 16 : memref<12x16xf32>
+  %a = memref.subview %buf[0, 0] [8, 16] [1, 1] : memref<12x16xf32> to memref<8x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[8, 0] [4, 16] [1, 1] : memref<12x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 128>>
+  // expected-remark @+1 {{weight parts: zero-copy view (proven adjacent)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<8x16xf32, strided<[16, 1]>>, memref<4x16xf32, strided<[16, 1], offset: 128>>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// An argument alignment attribute (llvm.align) is honoured the same way.
+// CHECK-LABEL: func @argument_alignment
+// CHECK: slin.view_concat
+// CHECK-NOT: slin.is_adjacent
+func.func @argument_alignment(%x: memref<4x16xf32>, %buf: memref<12x16xf32> {llvm.align = 64 : i64}, %y: memref<4x12xf32>) {
+  %a = memref.subview %buf[0, 0] [8, 16] [1, 1] : memref<12x16xf32> to memref<8x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[8, 0] [4, 16] [1, 1] : memref<12x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 128>>
+  // expected-remark @+1 {{weight parts: zero-copy view (proven adjacent)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<8x16xf32, strided<[16, 1]>>, memref<4x16xf32, strided<[16, 1], offset: 128>>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// An alignment below the requirement proves nothing: still checked.
+// CHECK-LABEL: func @argument_alignment_too_small
+// CHECK: slin.is_adjacent
+func.func @argument_alignment_too_small(%x: memref<4x16xf32>, %buf: memref<12x16xf32> {llvm.align = 8 : i64}, %y: memref<4x12xf32>) {
+  %a = memref.subview %buf[0, 0] [8, 16] [1, 1] : memref<12x16xf32> to memref<8x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[8, 0] [4, 16] [1, 1] : memref<12x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 128>>
+  // expected-remark @+1 {{weight parts: run-time check (the base buffer's alignment is below the requirement)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<8x16xf32, strided<[16, 1]>>, memref<4x16xf32, strided<[16, 1], offset: 128>>) outs(%y : memref<4x12xf32>)
+  return
+}
+
+// -----
+
+// Regression: a column stride of 2 is allowed at run time for one column,
+// and the column count %k is dynamic: unknown (as slin.is_adjacent decides
+// it), not disproven.
+// CHECK-LABEL: func @strided_columns_dynamic_width
+// CHECK: slin.is_adjacent
+func.func @strided_columns_dynamic_width(%x: memref<4x?xf32>, %k: index, %y: memref<4x5xf32>) {
+  %buf = memref.alloc() : memref<5x16xf32>
+  %a = memref.subview %buf[0, 0] [2, %k] [1, 2] : memref<5x16xf32> to memref<2x?xf32, strided<[16, 2]>>
+  %b = memref.subview %buf[2, 0] [3, %k] [1, 2] : memref<5x16xf32> to memref<3x?xf32, strided<[16, 2], offset: 32>>
+  // expected-remark @+1 {{weight parts: run-time check (part #0: unit column stride does not hold unless a size is 1 at run time)}}
+  slin.linear ins(%x : memref<4x?xf32>) weights(%a, %b : memref<2x?xf32, strided<[16, 2]>>, memref<3x?xf32, strided<[16, 2], offset: 32>>) outs(%y : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// Regression: rank 1, the same for one element of a dynamic-length part.
+// CHECK-LABEL: func @strided_bias_dynamic_length
+// CHECK: slin.is_adjacent
+func.func @strided_bias_dynamic_length(%x: memref<4x16xf32>, %w: memref<5x16xf32>, %n: index, %y: memref<4x5xf32>) {
+  %bias = memref.alloc() : memref<16xf32>
+  %wa = memref.subview %w[0, 0] [2, 16] [1, 1] : memref<5x16xf32> to memref<2x16xf32, strided<[16, 1]>>
+  %wb = memref.subview %w[2, 0] [3, 16] [1, 1] : memref<5x16xf32> to memref<3x16xf32, strided<[16, 1], offset: 32>>
+  %ba = memref.subview %bias[0] [%n] [2] : memref<16xf32> to memref<?xf32, strided<[2]>>
+  %bb = memref.subview %bias[1] [%n] [2] : memref<16xf32> to memref<?xf32, strided<[2], offset: 1>>
+  // expected-remark @+2 {{weight parts: run-time check (alignment of the first element is not known)}}
+  // expected-remark @+1 {{bias parts: run-time check (part #0: unit stride does not hold unless a size is 1 at run time)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%wa, %wb : memref<2x16xf32, strided<[16, 1]>>, memref<3x16xf32, strided<[16, 1], offset: 32>>)
+      bias(%ba, %bb : memref<?xf32, strided<[2]>>, memref<?xf32, strided<[2], offset: 1>>) outs(%y : memref<4x5xf32>)
+  return
+}
+
+// -----
+
+// Regression: rows that overlap (ld 1 < K 4) are allowed at run time when
+// the view has one row, which a dynamic row count %n = 0 gives: unknown, not
+// disproven.
+// CHECK-LABEL: func @one_row_view_possible
+// CHECK: slin.is_adjacent
+func.func @one_row_view_possible(%x: memref<4x4xf32>, %n: index, %y: memref<4x?xf32>) {
+  %buf = memref.alloc() : memref<16xf32>
+  %a = memref.reinterpret_cast %buf to offset: [0], sizes: [1, 4], strides: [1, 1] : memref<16xf32> to memref<1x4xf32, strided<[1, 1]>>
+  %b = memref.reinterpret_cast %buf to offset: [1], sizes: [%n, 4], strides: [1, 1] : memref<16xf32> to memref<?x4xf32, strided<[1, 1], offset: 1>>
+  // expected-remark @+1 {{weight parts: run-time check (row stride is smaller than the columns, which only a one-row view allows)}}
+  slin.linear ins(%x : memref<4x4xf32>) weights(%a, %b : memref<1x4xf32, strided<[1, 1]>>, memref<?x4xf32, strided<[1, 1], offset: 1>>) outs(%y : memref<4x?xf32>)
+  return
+}
+
+// -----
+
+// A one-row part's row stride must still be the common one, at compile time
+// as at run time (test/Integration/is-adjacent.mlir, case 19): PyTorch may
+// give the size-1 dimension any stride, and such a part is copied.
+// CHECK-LABEL: func @one_row_part_other_stride
+// CHECK: slin.concat
+// CHECK-NOT: slin.is_adjacent
+func.func @one_row_part_other_stride(%x: memref<4x4xf32>, %y: memref<4x3xf32>) {
+  %buf = memref.alloc() : memref<16xf32>
+  %a = memref.reinterpret_cast %buf to offset: [0], sizes: [2, 4], strides: [4, 1] : memref<16xf32> to memref<2x4xf32, strided<[4, 1]>>
+  %b = memref.reinterpret_cast %buf to offset: [8], sizes: [1, 4], strides: [1, 1] : memref<16xf32> to memref<1x4xf32, strided<[1, 1], offset: 8>>
+  // expected-remark @+1 {{weight parts: copy (part #1: common row stride does not hold)}}
+  slin.linear ins(%x : memref<4x4xf32>) weights(%a, %b : memref<2x4xf32, strided<[4, 1]>>, memref<1x4xf32, strided<[1, 1], offset: 8>>) outs(%y : memref<4x3xf32>)
+  return
+}

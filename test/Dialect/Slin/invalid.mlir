@@ -313,6 +313,80 @@ func.func @is_adjacent_alignment(%a: memref<2x8xf32>, %b: memref<3x8xf32>) {
 
 // -----
 
+func.func @is_adjacent_element_types(%a: memref<2x8xf32>, %b: memref<3x8xbf16>) {
+  // expected-error @+1 {{'slin.is_adjacent' op part #1 element type 'bf16' differs from part #0's 'f32'}}
+  %ok = slin.is_adjacent %a, %b : memref<2x8xf32>, memref<3x8xbf16>
+  return
+}
+
+// -----
+
+func.func @is_adjacent_widths(%a: memref<2x?xf32>, %b: memref<3x8xf32>, %c: memref<1x4xf32>) {
+  // expected-error @+1 {{'slin.is_adjacent' op part #2 has 4 columns, expected 8 (part #1's)}}
+  %ok = slin.is_adjacent %a, %b, %c : memref<2x?xf32>, memref<3x8xf32>, memref<1x4xf32>
+  return
+}
+
+// -----
+
+// An output that is an input is a certain overlap: rejected statically
+// (before, only a run-time check in the lowering caught it).
+func.func @linear_output_is_input(%x: memref<4x4xf32>, %w: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.linear' op output is the same value as the input: an output must not overlap an input}}
+  slin.linear ins(%x : memref<4x4xf32>) weights(%w : memref<4x4xf32>) outs(%x : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_output_is_weight(%x: memref<4x4xf32>, %a: memref<2x4xf32>, %w: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.linear' op output is the same value as weight part #1: an output must not overlap an input}}
+  "slin.linear"(%x, %a, %w, %w) <{operandSegmentSizes = array<i32: 1, 2, 0, 1>}> : (memref<4x4xf32>, memref<2x4xf32>, memref<4x4xf32>, memref<4x4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @dgrad_grad_input_is_grad_output(%dy: memref<4x4xf32>, %w: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.linear_dgrad' op grad_input is the same value as grad_output: an output must not overlap an input}}
+  slin.linear_dgrad ins(%dy : memref<4x4xf32>) weights(%w : memref<4x4xf32>) outs(%dy : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @dgrad_grad_input_is_weight(%dy: memref<4x4xf32>, %w: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.linear_dgrad' op grad_input is the same value as weight part #0: an output must not overlap an input}}
+  slin.linear_dgrad ins(%dy : memref<4x4xf32>) weights(%w : memref<4x4xf32>) outs(%w : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_d_is_a(%a: memref<4x4xf32>, %b: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.gemm' op D is the same value as operand A: an output must not overlap an input}}
+  slin.gemm ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%a : memref<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_d_is_b(%a: memref<4x4xf32>, %b: memref<4x4xf32>) {
+  // expected-error @+1 {{'slin.gemm' op D is the same value as operand B: an output must not overlap an input}}
+  slin.gemm ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%b : memref<4x4xf32>) {epilogue = #slin.epilogue<accumulate>}
+  return
+}
+
+// -----
+
+func.func @concat_output_is_part(%a: memref<4xf32>, %e: memref<0xf32>) {
+  // expected-error @+1 {{'slin.concat' op output is the same value as part #1: an output must not overlap an input}}
+  slin.concat ins(%e, %a : memref<0xf32>, memref<4xf32>) outs(%a : memref<4xf32>)
+  return
+}
+
+// -----
+
 func.func @prefer_per_part_one_part(%m: index, %a: memref<2x8xf32>) -> i1 {
   // expected-error @+1 {{'slin.prefer_per_part' op expects at least two weight parts, got 1}}
   %p = slin.prefer_per_part rows(%m) weights(%a : memref<2x8xf32>)

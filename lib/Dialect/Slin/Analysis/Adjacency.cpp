@@ -17,9 +17,11 @@
 #include "splitlinear/Dialect/Slin/Analysis/Adjacency.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -220,6 +222,16 @@ std::optional<Layout> rootLayout(Value v) {
       stride = stride * layout.sizes[j];
     }
   }
+  // A function argument `{llvm.align = A}` promises an A-aligned (aligned)
+  // base pointer.
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto func =
+            dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      if (arg.getOwner()->isEntryBlock())
+        if (auto align = func.getArgAttrOfType<IntegerAttr>(
+                arg.getArgNumber(), LLVM::LLVMDialect::getAlignAttrName()))
+          if (align.getInt() > 0 && llvm::isPowerOf2_64(align.getInt()))
+            layout.rootAlignment = align.getInt();
   Operation *def = v.getDefiningOp();
   if (auto alloc = dyn_cast_or_null<memref::AllocOp>(def)) {
     layout.rootIsAllocation = true;
@@ -269,6 +281,16 @@ std::optional<Layout> analyze(Value v, int depth = 0) {
       layout.strides.push_back(polyOf(stride));
     return layout;
   }
+  if (auto assume = v.getDefiningOp<memref::AssumeAlignmentOp>()) {
+    // Same buffer and layout, with a base pointer aligned to (at least) the
+    // assumed alignment: both are powers of two, so the larger one holds.
+    std::optional<Layout> src = analyze(assume.getMemref(), depth + 1);
+    if (!src)
+      return rootLayout(v);
+    src->rootAlignment =
+        std::max<int64_t>(src->rootAlignment, assume.getAlignment());
+    return src;
+  }
   if (auto cast = v.getDefiningOp<memref::CastOp>()) {
     std::optional<Layout> src = analyze(cast.getSource(), depth + 1);
     if (!src)
@@ -310,10 +332,17 @@ struct Verdict {
   }
   /// Requires `p == 0`: a zero polynomial proves it, a non-zero constant
   /// disproves it, anything else is unknown.
-  void requireZero(const Poly &p, const Twine &what) {
+  ///
+  /// With `onlyIfApplies`, the condition does not bind for every run-time
+  /// size (the run-time check waives it for one-row or one-column parts and
+  /// one-row views), so a violation makes the answer unknown, not disproven.
+  void requireZero(const Poly &p, const Twine &what,
+                   bool onlyIfApplies = false) {
     std::optional<int64_t> c = p.constant();
     if (!c)
       unknown(what + " is not known at compile time");
+    else if (*c != 0 && onlyIfApplies)
+      unknown(what + " does not hold unless a size is 1 at run time");
     else if (*c != 0)
       disprove(what + " does not hold");
   }
@@ -346,19 +375,27 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
   // Rank 1: each element is a "row" of one element and the row stride is 1.
   Poly ld = rank == 2 ? layouts.front().strides[0] : Poly(1);
   Poly cols = rank == 2 ? layouts.front().sizes[1] : Poly(1);
+  // The run-time check's rules, part by part (non-empty parts; the pass
+  // drops statically empty ones): a column stride (rank 1: stride) other
+  // than 1 is allowed for one column (one element); every part's row stride
+  // is the common `ld`, one-row parts included; every part has the columns
+  // of the first one.
   for (auto [i, layout] : llvm::enumerate(layouts)) {
     std::string part = ("part #" + Twine(i)).str();
     if (rank == 2) {
       std::optional<int64_t> k = layout.sizes[1].constant();
       if (!k || *k != 1)
         verdict.requireZero(layout.strides[1] - Poly(1),
-                            part + ": unit column stride");
+                            part + ": unit column stride",
+                            /*onlyIfApplies=*/!k);
       verdict.requireZero(layout.strides[0] - ld, part + ": common row stride");
+      verdict.requireZero(layout.sizes[1] - cols,
+                          part + ": columns equal to part #0's");
     } else {
       std::optional<int64_t> n = layout.sizes[0].constant();
       if (!n || *n > 1)
-        verdict.requireZero(layout.strides[0] - Poly(1),
-                            part + ": unit stride");
+        verdict.requireZero(layout.strides[0] - Poly(1), part + ": unit stride",
+                            /*onlyIfApplies=*/!n);
     }
     if (i == 0)
       continue;
@@ -374,19 +411,31 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
                         part + " starting where the previous part ends");
   }
   if (rank == 2 && layouts.size() > 1) {
-    // Rows of the view must not overlap: ld >= K.
+    // Rows of the view must not overlap: ld >= K, when the view has more
+    // than one row (as at run time). Statically, it has unless dynamic
+    // sizes may leave a single row.
+    int64_t minRows = 0;
+    for (const Layout &layout : layouts)
+      minRows += std::min<int64_t>(2, layout.sizes[0].constant().value_or(0));
     std::optional<int64_t> slack = (ld - cols).constant();
     if (!slack)
       verdict.unknown("row stride >= columns is not known at compile time");
-    else if (*slack < 0)
+    else if (*slack < 0 && minRows >= 2)
       verdict.disprove("row stride is smaller than the columns");
+    else if (*slack < 0)
+      verdict.unknown("row stride is smaller than the columns, which only "
+                      "a one-row view allows");
   }
-  // Alignment of the view's first element.
+  // Alignment of the view's first element: base + offset bytes. Only the
+  // base's known alignment (capped at the requirement) can disprove it: a
+  // base of unknown alignment may make any offset aligned.
   const Layout &first = layouts.front();
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
   Poly offsetBytes = first.offset * Poly(bytes);
   std::optional<int64_t> constantBytes = offsetBytes.constant();
-  if (constantBytes && *constantBytes % alignment != 0)
+  int64_t knownBase =
+      first.rootAlignment > 0 ? std::min(first.rootAlignment, alignment) : 1;
+  if (constantBytes && *constantBytes % knownBase != 0)
     verdict.disprove("the first element is not " + Twine(alignment) +
                      "-byte aligned");
   else if (first.rootAlignment == 0 || !offsetBytes.isMultipleOf(alignment))

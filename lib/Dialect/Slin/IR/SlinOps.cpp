@@ -1,9 +1,10 @@
 //===- SlinOps.cpp - slin dialect operations --------------------*- C++ -*-===//
 //
-// Verifiers of the `slin` operations. ODS checks ranks and element types;
-// the verifiers here check what ODS cannot say: sizes that must agree across
-// operands (K, Σ N_i, bias lengths), element types that must match, and the
-// epilogue/bias pairing. Dynamic sizes are accepted; the runtime checks them.
+// Verifiers of the `slin` operations, and the interfaces of
+// `slin.view_concat`. ODS checks ranks and element types; the verifiers here
+// check what ODS cannot say: sizes that must agree across operands (K, Σ N_i,
+// bias lengths), element types that must match, the epilogue/bias pairing,
+// and that no written operand is the same value as a read one. Dynamic sizes are accepted; the runtime checks them.
 // Every memref operand (and view_concat's result) must have a strided layout
 // in the default memory space: the lowering reads layouts with
 // memref.extract_strided_metadata, builds subviews and passes strided
@@ -75,6 +76,26 @@ LogicalResult verifyStridedOperands(Operation *op) {
   return success();
 }
 
+/// Checks that the written operand `output` (named `outputName`) is not the
+/// same SSA value as one of the read operands `inputs` (`inputName` #i, or
+/// just `inputName` when there is only one). The runtime would detect the
+/// overlap only at run time; the same value is a certain overlap.
+LogicalResult verifyNotAnInput(Operation *op, Value output,
+                               StringRef outputName, ValueRange inputs,
+                               StringRef inputName, bool numbered = true) {
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    if (input != output)
+      continue;
+    InFlightDiagnostic diag = op->emitOpError()
+                              << outputName << " is the same value as "
+                              << inputName;
+    if (numbered)
+      diag << " #" << i;
+    return diag << ": an output must not overlap an input";
+  }
+  return success();
+}
+
 /// Checks that every weight part has `k` columns (or, when `k` is dynamic,
 /// the columns of the first part with a static count).
 LogicalResult verifyWeightColumns(Operation *op, ValueRange weights, int64_t k,
@@ -112,6 +133,11 @@ LogicalResult LinearOp::verify() {
                          << inputType.getElementType();
   if (failed(verifyWeightColumns(*this, getWeights(), inputType.getDimSize(1),
                                  "the input's K")))
+    return failure();
+  if (failed(verifyNotAnInput(*this, getOutput(), "output", getInput(),
+                              "the input", /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getOutput(), "output", getWeights(),
+                              "weight part")))
     return failure();
   if (!getBiases().empty() && getBiases().size() != getWeights().size())
     return emitOpError() << "expects " << getWeights().size()
@@ -171,6 +197,12 @@ LogicalResult LinearDgradOp::verify() {
   if (failed(verifyWeightColumns(*this, getWeights(), dxType.getDimSize(1),
                                  "grad_input's K")))
     return failure();
+  if (failed(verifyNotAnInput(*this, getGradInput(), "grad_input",
+                              getGradOutput(), "grad_output",
+                              /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getGradInput(), "grad_input",
+                              getWeights(), "weight part")))
+    return failure();
   if (sizesDiffer(dxType.getDimSize(0), dyType.getDimSize(0)))
     return emitOpError() << "grad_input has " << dxType.getDimSize(0)
                          << " rows, expected " << dyType.getDimSize(0)
@@ -201,6 +233,11 @@ LogicalResult GemmOp::verify() {
   if (dType.getElementType() != elementType)
     return emitOpError() << "D element type " << dType.getElementType()
                          << " differs from operand A's " << elementType;
+  if (failed(verifyNotAnInput(*this, getD(), "D", getA(), "operand A",
+                              /*numbered=*/false)) ||
+      failed(verifyNotAnInput(*this, getD(), "D", getB(), "operand B",
+                              /*numbered=*/false)))
+    return failure();
   int64_t m = aType.getDimSize(getTransposeA() ? 1 : 0);
   int64_t k = aType.getDimSize(getTransposeA() ? 0 : 1);
   int64_t kb = bType.getDimSize(getTransposeB() ? 1 : 0);
@@ -278,6 +315,9 @@ LogicalResult verifyStacking(Operation *op, ValueRange parts, MemRefType whole,
 LogicalResult ConcatOp::verify() {
   if (failed(verifyStridedOperands(*this)))
     return failure();
+  if (failed(verifyNotAnInput(*this, getOutput(), "output", getParts(),
+                              "part")))
+    return failure();
   return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
 }
 
@@ -304,17 +344,51 @@ LogicalResult ViewConcatOp::verify() {
   return success();
 }
 
+/// A view is never speculated: it is only valid where adjacency holds, which
+/// the `scf.if` around it (or the static proof that created it) establishes.
+Speculation::Speculatability ViewConcatOp::getSpeculatability() {
+  return Speculation::NotSpeculatable;
+}
+
+/// The view aliases its parts; part #0 stands for all of them (adjacent
+/// non-empty parts share one allocation).
+Value ViewConcatOp::getViewSource() { return getParts().front(); }
+
 LogicalResult IsAdjacentOp::verify() {
   if (failed(verifyStridedOperands(*this)))
     return failure();
   if (getParts().empty())
     return emitOpError("expects at least one part");
-  int64_t rank = memrefOf(getParts().front()).getRank();
-  for (auto [i, p] : llvm::enumerate(getParts()))
-    if (memrefOf(p).getRank() != rank)
+  MemRefType first = memrefOf(getParts().front());
+  int64_t rank = first.getRank();
+  for (auto [i, p] : llvm::enumerate(getParts())) {
+    MemRefType partType = memrefOf(p);
+    if (partType.getRank() != rank)
       return emitOpError() << "part #" << i << " has rank "
-                           << memrefOf(p).getRank() << ", expected " << rank
+                           << partType.getRank() << ", expected " << rank
                            << " (part #0's rank)";
+    if (partType.getElementType() != first.getElementType())
+      return emitOpError() << "part #" << i << " element type "
+                           << partType.getElementType()
+                           << " differs from part #0's "
+                           << first.getElementType();
+  }
+  // Widths: every static column count equals the first static one.
+  if (rank == 2) {
+    int64_t cols = ShapedType::kDynamic;
+    unsigned origin = 0;
+    for (auto [i, p] : llvm::enumerate(getParts())) {
+      int64_t k = memrefOf(p).getDimSize(1);
+      if (sizesDiffer(k, cols))
+        return emitOpError() << "part #" << i << " has " << k
+                             << " columns, expected " << cols << " (part #"
+                             << origin << "'s)";
+      if (ShapedType::isDynamic(cols) && !ShapedType::isDynamic(k)) {
+        cols = k;
+        origin = i;
+      }
+    }
+  }
   int64_t alignment = getAlignment();
   if (alignment <= 0 || !llvm::isPowerOf2_64(alignment))
     return emitOpError() << "alignment must be a positive power of two, got "

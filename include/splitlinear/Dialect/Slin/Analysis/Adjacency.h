@@ -42,7 +42,14 @@ enum class Adjacency {
 /// without an `alignment` attribute is taken as 16-byte aligned (what malloc
 /// on 64-bit glibc and the runtime allocator guarantee), a memref.alloca
 /// without one as of unknown alignment (it lowers to an alloca aligned to its
-/// element type only).
+/// element type only). memref.assume_alignment and a function argument's
+/// `llvm.align` attribute state the alignment of a base pointer.
+///
+/// The rules are those of the run-time check, part by part: where it waives
+/// a rule for a size of 1 (the column stride of one column, the stride of one
+/// element, `ld >= K` for a view of one row) and that size is dynamic, a
+/// violation gives Unknown, not Disproven. A misaligned constant offset
+/// disproves the alignment only against a known base alignment.
 Adjacency classifyAdjacency(ValueRange parts, Type elementType,
                             int64_t alignment, std::string *reason = nullptr);
 

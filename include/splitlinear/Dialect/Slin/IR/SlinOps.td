@@ -12,6 +12,7 @@ include "splitlinear/Dialect/Slin/IR/SlinDialect.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 class Slin_Op<string mnemonic, list<Trait> traits = []>
     : Op<Slin_Dialect, mnemonic, traits>;
@@ -206,7 +207,9 @@ def Slin_ConcatOp : Slin_Op<"concat"> {
 // ViewConcatOp
 //===----------------------------------------------------------------------===//
 
-def Slin_ViewConcatOp : Slin_Op<"view_concat", [Pure]> {
+def Slin_ViewConcatOp : Slin_Op<"view_concat", [
+    NoMemoryEffect, DeclareOpInterfaceMethods<ConditionallySpeculatable>,
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "zero-copy view of adjacent parts as one buffer";
   let description = [{
     Reinterprets `parts`, which must be adjacent (see `slin.is_adjacent`), as
@@ -214,6 +217,12 @@ def Slin_ViewConcatOp : Slin_Op<"view_concat", [Pure]> {
     has `Σ N_i` rows and the parts' common row stride. No data moves. The op
     is only valid when adjacency holds, so only `slin-elide-concat` creates it:
     where adjacency is proven, or under an `scf.if` on `slin.is_adjacent`.
+
+    The op reads and writes no memory, but it is not speculatable: moving it
+    out of the `scf.if` that guards it (or ahead of a loop that may not run)
+    would build a view of parts that are not adjacent. The result aliases
+    the parts (`ViewLikeOpInterface`, whose single view source is part #0:
+    all non-empty parts share its allocation when part #0 is non-empty).
 
     ```mlir
     %v = slin.view_concat %a, %b : memref<2x8xf32, strided<[8, 1]>>,
@@ -238,7 +247,9 @@ def Slin_IsAdjacentOp : Slin_Op<"is_adjacent", [Pure]> {
   let description = [{
     True iff `slin.view_concat` of `parts` is valid: ignoring empty parts,
     all parts (1) share one base allocation (same aligned base pointer, not
-    merely touching addresses), (2) have the result's element type, (3) are
+    merely touching addresses), (2) have one element type (the verifier
+    requires it, with equal static widths: mixed types are never adjacent,
+    so `slin-elide-concat` copies them without asking), (3) are
     row-major contiguous within a row (stride 1, or one column) with one
     common row stride `ld ≥ K` (rank 1: stride 1), (4) chain: part i+1
     starts exactly where part i ends (`offset_{i+1} = offset_i + N_i · ld`),

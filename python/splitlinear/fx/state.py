@@ -37,6 +37,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .model import target_name
+
 #: ``operator`` functions that write their first argument.
 _INPLACE_OPERATORS: frozenset[Any] = frozenset({
     operator.setitem, operator.delitem, operator.iadd, operator.isub, operator.imul,
@@ -225,6 +227,7 @@ class GraphState:
         return dict(self._autocast[self.order[node]]).get(device_type)
 
     def autocast_state_at(self, node: fx.Node) -> AutocastState:
+        """The autocast state of every tracked device in effect when ``node`` runs."""
         return self._autocast[self.order[node]]
 
     def barrier(self, nodes: Iterable[fx.Node], anchor: fx.Node) -> Barrier | None:
@@ -249,15 +252,7 @@ class GraphState:
                 if self._barriers[k] not in own:
                     found = self._nodes[self._barriers[k]]
                     kind = "in-place/mutating" if mutates(found) else "side-effecting"
-                    return Barrier(found, f"{kind} node {found.name!r} ({_describe(found)})")
+                    return Barrier(found, f"{kind} node {found.name!r} ({target_name(found)})")
                 k += 1
         return None
 
-
-def _describe(node: fx.Node) -> str:
-    target = node.target
-    if isinstance(target, str):
-        return f"Tensor.{target}" if node.op == "call_method" else target
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or str(target)
-    module = getattr(target, "__module__", None)
-    return f"{module}.{name}" if module else name

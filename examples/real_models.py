@@ -1,6 +1,10 @@
 """The main job: real model architectures from ``transformers`` under
 ``torch.compile(backend="splitlinear")``.
 
+An example, not part of the package: ``transformers`` is not a dependency of
+``splitlinear`` (it is in ``python/requirements.txt`` for this script and the
+tests).
+
 Builds a Llama and a Qwen2 model (q/k/v biases) from configs with random
 weights (no download), packs sibling projections with
 :func:`splitlinear.pack_parameters`, compiles with the splitlinear backend, and
@@ -10,7 +14,9 @@ taken (views / cats / per-part GEMMs), max relative errors of logits and
 gradients, and median times of eager / Inductor / splitlinear — and writes it
 as JSON.
 
-Usage: ``python3 -m splitlinear.demo [--device cuda] [--size small|large] [--json report.json]``
+Usage (from the repository root, with the op library built)::
+
+    PYTHONPATH=python python3 examples/real_models.py [--device cuda] [--size small|large] [--json report.json]
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any
 import torch
 
 import splitlinear
-from splitlinear.packing import pack_parameters
+from splitlinear import pack_parameters
 
 SIZES: dict[str, dict[str, int]] = {
     "small": dict(hidden_size=64, intermediate_size=160, num_hidden_layers=2,
@@ -55,6 +61,7 @@ def build(arch: str, size: str, device: str, dtype: torch.dtype) -> torch.nn.Mod
 
 
 def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    """``max |a - b| / max |b|`` in float64 (any shapes that broadcast, any float dtypes)."""
     return ((a.double() - b.double()).abs().max() / b.double().abs().max().clamp_min(1e-30)).item()
 
 
@@ -75,6 +82,7 @@ def median_time(fn: Callable[[], Any], device: str, reps: int) -> float:
 
 
 def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Parity (forward and one training step) and timings of one architecture; a JSON-able row."""
     dtype = getattr(torch, args.dtype)
     torch.manual_seed(0)
     eager = build(arch, args.size, args.device, dtype)
@@ -138,6 +146,7 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_report(rows: list[dict[str, Any]]) -> None:
+    """The report's table: paths taken, errors, and median forward times."""
     print(f"{'arch':6} {'regions/layer':>13} {'views':>6} {'cats':>5} {'per-part':>8} "
           f"{'logits err':>10} {'grad err':>9} {'ok':>3}")
     for r in rows:
@@ -153,6 +162,7 @@ def print_report(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs every ``--arch``; exit status 0 iff all are within tolerance."""
     # Both compiled models run transformers' shared `wrapper` frame, under
     # two backends, two grad modes and two sequence lengths: more than
     # Dynamo's default budget of 8 compiles per code object, past which it

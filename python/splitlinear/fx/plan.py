@@ -1,0 +1,291 @@
+"""Validation and planning: which matched sites become op calls, and in which regions.
+
+:func:`analyze_site` checks one site's operands (dtypes, devices, static
+shapes) and fills its parts; :func:`plan_regions` groups valid sites into
+vertical and horizontal regions, rejecting (with the reason) any whose rewrite
+would read a tensor at a point where its value may differ from eager's
+(:class:`~splitlinear.fx.state.GraphState`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+from .model import LinearSite, PartRef, Plan, Region, Rejection, node_tensor, static_int
+from .patterns import cat_parts, find_linear_sites, is_cat
+from .state import AutocastState, GraphState
+
+#: Element types the op computes in.
+SUPPORTED_DTYPES: frozenset[torch.dtype] = frozenset(
+    {torch.float16, torch.bfloat16, torch.float32, torch.float64}
+)
+
+#: Operand dtypes autocast casts to its lower-precision dtype (float64 is left as is).
+_AUTOCAST_CAST_DTYPES: frozenset[torch.dtype] = frozenset({torch.float16, torch.bfloat16, torch.float32})
+
+#: Why an operand's dtype is unusable (``None``: it is fine).
+_DtypeCheck = Callable[[torch.Tensor], "str | None"]
+
+
+# ---------------------------------------------------------------------------
+# Validating one site
+# ---------------------------------------------------------------------------
+
+
+def _split_ref(node: fx.Node, sizes: Sequence[int]) -> list[PartRef]:
+    if len(sizes) == 1:
+        return [PartRef(node)]
+    refs: list[PartRef] = []
+    offset = 0
+    for size in sizes:
+        refs.append(PartRef(node, offset, size))
+        offset += size
+    return refs
+
+
+def _dtype_check(expected: torch.dtype | None) -> _DtypeCheck:
+    """The operand dtype rule: equal to ``expected``, or (``None``: under autocast) one autocast casts."""
+
+    def problem(value: torch.Tensor) -> str | None:
+        if expected is None:
+            if value.dtype not in _AUTOCAST_CAST_DTYPES:
+                return (f"has dtype {value.dtype} under autocast, expected one of "
+                        "float16/bfloat16/float32 (autocast does not cast it)")
+            return None
+        if value.dtype != expected:
+            return f"has dtype {value.dtype}, expected {expected} (the input's)"
+        return None
+
+    return problem
+
+
+def _part_size(part: fx.Node, where: str, x: torch.Tensor, k: int | None, dtype_problem: _DtypeCheck) -> int | str:
+    """The rows of a weight part (``k`` given: ``[N, k]``) or the length of a bias part
+    (``k`` is ``None``: ``[N]``), or why the part is unusable (a ``str``)."""
+    value = node_tensor(part)
+    if value is None:
+        return f"{where} has no tensor example value"
+    rank, expected = (1, "[N]") if k is None else (2, f"[N, {k}]")
+    if value.dim() != rank:
+        return f"{where} is {value.dim()}-D with shape {tuple(value.shape)}, expected {expected}"
+    if (problem := dtype_problem(value)) is not None:
+        return f"{where} {problem}"
+    if value.device != x.device:
+        return f"{where} is on {value.device}, expected {x.device} (the input's)"
+    rows, cols = static_int(value.shape[0]), static_int(value.shape[-1])
+    if rows is None or cols is None:
+        return f"{where} has a symbolic shape {tuple(value.shape)}"
+    if k is not None and cols != k:
+        return f"{where} has {cols} columns, expected K = {k} (the input's last dimension)"
+    return rows
+
+
+def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) -> str | None:
+    """Fill ``site``'s parts and check them; return the rejection reason or ``None``.
+
+    Requirements: the input ``[..., K]`` (at least 2-D) and every weight part
+    ``[N_i, K]`` and bias part ``[N_i]`` are on one device; ``K`` and every
+    ``N_i`` are static. Without autocast they share one supported float dtype
+    and the site's output has it. Under autocast (``autocast_dtype``: the
+    autocast dtype of the input's device where the site runs) each operand is
+    float16/bfloat16/float32 (autocast casts them; float64 is not cast) and
+    the output has ``autocast_dtype``: the op's Autocast kernel applies the
+    same cast policy as ``F.linear``.
+
+    On success ``site.weight_parts``, ``site.bias_parts``, ``site.out_features``,
+    ``site.from_cat`` and ``site.bypassed`` are set; weight and bias parts
+    describe one row partition (a side that is one tensor is narrowed to match
+    the other side's ``torch.cat``).
+    """
+    x = node_tensor(site.input)
+    if x is None:
+        return f"input {site.input.name!r} has no tensor example value"
+    if x.dim() < 2:
+        return f"input {site.input.name!r} is {x.dim()}-D, expected at least 2-D [..., K]"
+    if x.dtype not in SUPPORTED_DTYPES:
+        return f"input {site.input.name!r} has dtype {x.dtype}, expected one of float16/bfloat16/float32/float64"
+    k = static_int(x.shape[-1])
+    if k is None:
+        return f"input {site.input.name!r} has a symbolic last dimension {x.shape[-1]}"
+    out = node_tensor(site.out)
+    if autocast_dtype is not None and x.device.type in ("cpu", "cuda"):
+        if out is None or out.dtype != autocast_dtype:
+            return (f"output dtype {None if out is None else out.dtype} is not the autocast dtype "
+                    f"{autocast_dtype}")
+        expected_dtype = None  # operands may mix dtypes: autocast casts each one
+    else:
+        if out is not None and out.dtype != x.dtype:
+            return f"output dtype {out.dtype} differs from input dtype {x.dtype}"
+        expected_dtype = x.dtype
+    dtype_problem = _dtype_check(expected_dtype)
+
+    if expected_dtype is None and (problem := dtype_problem(x)) is not None:
+        return f"input {site.input.name!r} {problem}"
+
+    w_parts, w_reason = cat_parts(site.weight)
+    if w_reason:
+        return f"weight {site.weight.name!r}: {w_reason}"
+    b_parts: list[fx.Node] | None = None
+    if site.bias is not None:
+        b_parts, b_reason = cat_parts(site.bias)
+        if b_reason:
+            return f"bias {site.bias.name!r}: {b_reason}"
+    site.from_cat = w_parts is not None or b_parts is not None
+    site.bypassed = [n for n in (site.weight, site.bias) if n is not None and cat_parts(n)[0] is not None]
+
+    weight_nodes = w_parts if w_parts is not None else [site.weight]
+    sizes: list[int] = []
+    for i, part in enumerate(weight_nodes):
+        size = _part_size(part, f"weight part #{i} {part.name!r}", x, k, dtype_problem)
+        if isinstance(size, str):
+            return size
+        sizes.append(size)
+    n_total = sum(sizes)
+
+    bias_sizes: list[int] | None = None
+    if site.bias is not None:
+        bias_nodes = b_parts if b_parts is not None else [site.bias]
+        bias_sizes = []
+        for i, part in enumerate(bias_nodes):
+            size = _part_size(part, f"bias part #{i} {part.name!r}", x, None, dtype_problem)
+            if isinstance(size, str):
+                return size
+            bias_sizes.append(size)
+        if sum(bias_sizes) != n_total:
+            return f"bias has {sum(bias_sizes)} elements, expected {n_total} (the weight's rows)"
+
+    # Parts of weight and bias must describe the same row partition; a side that
+    # is one tensor (or a cat with a different partition) is narrowed to match.
+    if w_parts is not None or bias_sizes is None or b_parts is None:
+        site.weight_parts = [PartRef(n) for n in weight_nodes]
+        if site.bias is None:
+            site.bias_parts = None
+        elif b_parts is not None and bias_sizes == sizes:
+            site.bias_parts = [PartRef(n) for n in b_parts]
+        else:
+            site.bias_parts = _split_ref(site.bias, sizes)
+    else:  # weight is one tensor, bias a cat: partition by the bias
+        site.weight_parts = _split_ref(site.weight, bias_sizes)
+        site.bias_parts = [PartRef(n) for n in b_parts]
+    site.out_features = n_total
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Planning regions
+# ---------------------------------------------------------------------------
+
+
+def _operands(site: LinearSite) -> list[fx.Node]:
+    refs = [*site.weight_parts, *(site.bias_parts or [])]
+    return [site.input, *(r.node for r in refs)]
+
+
+def _moved_nodes(site: LinearSite) -> list[fx.Node]:
+    return [site.out, *site.intermediates, *site.bypassed]
+
+
+def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: int = 2,
+                 entry_grad_mode: bool | None = None, entry_autocast: AutocastState | None = None) -> Plan:
+    """Decide which sites become op calls.
+
+    Vertical candidates are sites whose weight or bias is a ``torch.cat``;
+    horizontal candidates are sites sharing an input node with at least one
+    other site.  Horizontal groups are split by bias presence.  A site is
+    rejected, and a sibling is left unfused, when the rewrite would move a
+    read across a barrier (:mod:`splitlinear.fx.state`: a grad-mode or
+    autocast change, an in-place/mutating node, another side effect); a
+    sibling's operands must also be defined before the first sibling.
+
+    Args:
+        graph: a Dynamo (torch-level) FX graph whose nodes carry
+            ``example_value`` or ``val`` metadata.
+        horizontal_fusion: also fuse sibling linears.
+        min_parts: regions with fewer weight parts are skipped (not rejected).
+        entry_grad_mode: grad mode on entry to ``graph`` (default: the
+            calling thread's, which is Dynamo's for a top-level graph).
+        entry_autocast: autocast state on entry (default: the calling thread's).
+
+    Returns:
+        The regions in graph order, the rejections and the policy skips; the
+        graph is not modified.
+    """
+    state = GraphState(graph, torch.is_grad_enabled() if entry_grad_mode is None else entry_grad_mode,
+                       entry_autocast)
+    order = state.order
+
+    rejections: list[Rejection] = []
+    skipped: list[str] = []
+    all_sites = find_linear_sites(graph)
+    by_input: dict[fx.Node, list[LinearSite]] = {}
+    for site in all_sites:
+        by_input.setdefault(site.input, []).append(site)
+
+    valid: list[LinearSite] = []
+    for site in all_sites:
+        has_cat = is_cat(site.weight) or is_cat(site.bias)
+        has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
+        if not (has_cat or has_siblings):
+            continue  # a plain linear: not a candidate
+        x = node_tensor(site.input)
+        autocast = state.autocast_at(site.out, x.device.type) if x is not None else None
+        reason = analyze_site(site, autocast)
+        if reason is None:
+            barrier = state.barrier(_moved_nodes(site), site.out)
+            if barrier is not None:
+                reason = f"{barrier.reason} lies between the concatenation and the linear"
+        if reason is not None:
+            rejections.append(Rejection(site.out, reason))
+            continue
+        site.autocast = None if autocast is None or x is None else (x.device.type, autocast)
+        valid.append(site)
+
+    regions: list[Region] = []
+    leftover_reason: dict[fx.Node, str] = {}
+    fused: set[fx.Node] = set()
+    if horizontal_fusion:
+        for inp in by_input:
+            ok = [s for s in valid if s.input is inp]
+            for with_bias in (False, True):
+                members = sorted((s for s in ok if (s.bias is not None) == with_bias), key=lambda s: order[s.out])
+                if len(members) < 2:
+                    if members and len(ok) > len(members):
+                        leftover_reason[members[0].out] = (
+                            f"sibling linears on input {inp.name!r} mix bias and no bias; "
+                            "fused only among equals and no equal is left")
+                    continue
+                anchor = members[0].out
+                accepted = [members[0]]
+                for site in members[1:]:
+                    late = [n for n in _operands(site) if order[n] >= order[anchor]]
+                    if late:
+                        leftover_reason[site.out] = (
+                            f"operand {late[0].name!r} is defined after sibling {anchor.name!r}; "
+                            "fusing would need reordering")
+                    elif (barrier := state.barrier(_moved_nodes(site), anchor)) is not None:
+                        leftover_reason[site.out] = (
+                            f"{barrier.reason} lies between it and sibling {anchor.name!r}")
+                    else:
+                        accepted.append(site)
+                if len(accepted) >= 2:
+                    regions.append(Region(accepted))
+                    fused.update(s.out for s in accepted)
+    for site in valid:
+        if site.out in fused:
+            continue
+        if site.from_cat:
+            regions.append(Region([site]))
+        else:
+            rejections.append(Rejection(site.out, leftover_reason.get(site.out, "no sibling left to fuse with")))
+
+    kept: list[Region] = []
+    for region in regions:
+        if len(region.weight_parts) < min_parts:
+            skipped.append(f"{region.describe()}: fewer than min_parts={min_parts} parts")
+            continue
+        kept.append(region)
+    kept.sort(key=lambda r: min(order[s.out] for s in r.sites))
+    return Plan(kept, rejections, skipped)

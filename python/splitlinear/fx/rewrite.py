@@ -1,0 +1,180 @@
+"""Graph rewriting: one planned region becomes one op call.
+
+:func:`rewrite_region` places ``linear_fn(x, [W_0, ...], [b_0, ...] | None)``
+at the region's first site (``torch.narrow`` nodes for parts that are row
+blocks of one tensor), redirects each site's uses to its column block of the
+result, and erases the nodes left dead. The outputs of a horizontal region
+are ``torch.narrow`` views of the op's output along the last dimension, made
+``.contiguous()`` where strides are observable (graph outputs and ``.view``
+users), so results keep eager's layout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from .model import LinearFn, PartRef, Region, node_tensor, node_value, static_int
+
+#: Tensor methods that observe their input's strides (``view`` of a strided narrow fails).
+_VIEW_METHODS: frozenset[str] = frozenset({"view", "view_as"})
+
+
+def _needs_contiguous(node: fx.Node) -> bool:
+    """A horizontal output is a strided view; make it dense where strides are observable."""
+    for user in node.users:
+        if user.op == "output":
+            return True
+        if user.op == "call_method" and user.target in _VIEW_METHODS:
+            return True
+        if user.op == "call_function" and user.target in (torch.Tensor.view, torch.Tensor.view_as):
+            return True
+    return False
+
+
+def _fake_mode(values: Iterable[Any]) -> Any:
+    """The fake mode the example values belong to (not the tracing context's: Dynamo
+    hands backends a fresh one), or ``None`` if they are real tensors."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    for value in values:
+        if isinstance(value, FakeTensor):
+            return value.fake_mode
+    return None
+
+
+def _copy_meta(src: fx.Node, dst: fx.Node) -> None:
+    for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
+        if key in src.meta:
+            dst.meta[key] = src.meta[key]
+
+
+def _resolve_replaced(region: Region, replaced: dict[fx.Node, fx.Node]) -> None:
+    """Point ``region`` at the replacements of nodes an earlier rewrite erased (chained regions)."""
+
+    def resolve(node: fx.Node) -> fx.Node:
+        while node in replaced:
+            node = replaced[node]
+        return node
+
+    for site in region.sites:
+        site.input = resolve(site.input)
+        site.weight_parts = [dataclasses.replace(r, node=resolve(r.node)) for r in site.weight_parts]
+        if site.bias_parts is not None:
+            site.bias_parts = [dataclasses.replace(r, node=resolve(r.node)) for r in site.bias_parts]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
+                   replaced: dict[fx.Node, fx.Node] | None = None) -> None:
+    """Replace ``region``'s sites with one ``linear_fn`` call (and narrows for horizontal ones).
+
+    New nodes get ``example_value`` metadata by running ``linear_fn`` under the
+    graph's fake mode; a failure there raises before the graph is modified.
+
+    Args:
+        gm: the graph module, modified in place (``recompile`` is the caller's).
+        region: from :func:`~splitlinear.fx.plan.plan_regions` on this graph.
+        linear_fn: the callable placed in the graph (``splitlinear.ops.linear``).
+        replaced: shared between the rewrites of one graph: maps each replaced
+            site output to its replacement, so that a later region reading it
+            (chained split linears) is redirected.
+
+    Raises:
+        RuntimeError: fake propagation through ``linear_fn`` failed.
+    """
+    if replaced is None:
+        replaced = {}
+    _resolve_replaced(region, replaced)
+    graph = gm.graph
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    anchor = min((s.out for s in region.sites), key=lambda n: order[n])
+    w_refs, b_refs = region.weight_parts, region.bias_parts
+
+    # Fake propagation first: validates the call before touching the graph.
+    def ref_value(ref: PartRef) -> Any:
+        value = node_value(ref.node)
+        return value if ref.start is None else value.narrow(0, ref.start, ref.length)
+
+    x_value = node_value(region.input)
+    fake_mode = _fake_mode([x_value] + [node_value(r.node) for r in w_refs])
+    example: dict[str, Any] = {}
+    autocast = region.sites[0].autocast
+    try:
+        ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
+        # The op's Autocast kernel decides the dtype: run it in the site's autocast state.
+        amp = (torch.autocast(autocast[0], dtype=autocast[1]) if autocast is not None
+               else contextlib.nullcontext())
+        # Identity saved-tensor hooks: the call records autograd state on fake
+        # tensors, and must not reach hooks the user's code installed around
+        # the compile (non-reentrant activation checkpointing counts saved
+        # tensors; compile-time ones would break its forward/recompute match).
+        with ctx, amp, torch.autograd.graph.saved_tensors_hooks(_identity, _identity):
+            w_vals = [ref_value(r) for r in w_refs]
+            b_vals = None if b_refs is None else [ref_value(r) for r in b_refs]
+            out_val = linear_fn(x_value, w_vals, b_vals)
+            example["out"] = out_val
+            example["w"], example["b"] = w_vals, b_vals
+            offset = 0
+            narrows = []
+            for site in region.sites:
+                narrows.append(out_val.narrow(-1, offset, site.out_features))
+                offset += site.out_features
+            example["narrow"] = narrows
+            example["contig"] = [v.contiguous() for v in narrows]
+    except Exception as exc:  # noqa: BLE001 - any failure means "do not rewrite"
+        raise RuntimeError(f"fake propagation of {region.describe()} through the op failed: {exc}") from exc
+    # The replacement must have each site's shape and dtype; anything else
+    # means the plan misjudged the site (never rewrite into different numbers).
+    for site, value in zip(region.sites, example["narrow"]):
+        old = node_tensor(site.out)
+        if old is not None and (old.dtype != value.dtype or len(old.shape) != len(value.shape)
+                                or any(static_int(a) != static_int(b) for a, b in zip(old.shape, value.shape))):
+            raise RuntimeError(
+                f"the op would give {site.out.name!r} dtype {value.dtype} and shape {tuple(value.shape)}, "
+                f"but the original has {old.dtype} and {tuple(old.shape)}")
+
+    with graph.inserting_before(anchor):
+        def emit_ref(ref: PartRef, value: Any) -> fx.Node:
+            if ref.start is None:
+                return ref.node
+            n = graph.call_function(torch.narrow, (ref.node, 0, ref.start, ref.length))
+            n.meta["example_value"] = value
+            return n
+
+        w_nodes = [emit_ref(r, v) for r, v in zip(w_refs, example["w"])]
+        b_nodes = None if b_refs is None else [emit_ref(r, v) for r, v in zip(b_refs, example["b"])]
+        call = graph.call_function(linear_fn, (region.input, w_nodes, b_nodes))
+        call.meta["example_value"] = example["out"]
+        _copy_meta(anchor, call)
+        offset = 0
+        for i, site in enumerate(region.sites):
+            if len(region.sites) == 1:
+                replacement = call
+            else:
+                replacement = graph.call_function(torch.narrow, (call, -1, offset, site.out_features))
+                replacement.meta["example_value"] = example["narrow"][i]
+                _copy_meta(site.out, replacement)
+                if _needs_contiguous(site.out):
+                    dense = graph.call_method("contiguous", (replacement,))
+                    dense.meta["example_value"] = example["contig"][i]
+                    _copy_meta(site.out, dense)
+                    replacement = dense
+            offset += site.out_features
+            site.out.replace_all_uses_with(replacement)
+            replaced[site.out] = replacement
+
+    erased: set[fx.Node] = set()
+    for site in region.sites:
+        for node in [site.out, *reversed(site.intermediates), *site.bypassed]:
+            if node not in erased and not node.users and node.op not in ("placeholder", "output"):
+                graph.erase_node(node)
+                erased.add(node)
