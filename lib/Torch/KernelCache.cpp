@@ -5,11 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelCache.h"
+#include "Settings.h"
 
 #include <c10/util/Exception.h>
 
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <list>
 #include <mutex>
@@ -65,22 +64,6 @@ size_t capacity() {
   static const size_t value = static_cast<size_t>(integerFromEnv(
       "SPLITLINEAR_KERNEL_CACHE_SIZE", 256, 1, "a positive integer"));
   return value;
-}
-
-int64_t integerFromEnv(const char *name, int64_t fallback, int64_t min,
-                       const char *expected) {
-  const char *env = std::getenv(name);
-  if (!env || !*env)
-    return fallback;
-  char *end = nullptr;
-  errno = 0;
-  long long parsed = std::strtoll(env, &end, 10);
-  // Digits only: strtoll would also take leading blanks and a sign.
-  TORCH_CHECK(std::isdigit(static_cast<unsigned char>(env[0])) && errno == 0 &&
-                  *end == '\0' && parsed >= min,
-              "splitlinear: ", name, " must be ", expected, ", got '", env,
-              "'");
-  return static_cast<int64_t>(parsed);
 }
 
 size_t cacheSize() {

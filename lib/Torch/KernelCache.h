@@ -70,11 +70,6 @@ struct OpCounters {
 };
 OpCounters &counters();
 
-/// The integer in environment variable `name`, or `fallback` when it is
-/// unset or empty. Raises c10::Error ("<name> must be <expected>, got '...'")
-/// unless the value is all digits and at least `min`.
-int64_t integerFromEnv(const char *name, int64_t fallback, int64_t min,
-                       const char *expected);
 size_t cacheSize();
 size_t capacity();
 

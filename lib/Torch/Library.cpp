@@ -1,0 +1,41 @@
+//===- Library.cpp - registration of torch.ops.splitlinear ------*- C++ -*-===//
+//
+// TORCH_LIBRARY only: the schemas of torch.ops.splitlinear.* (see
+// LinearOps.h) and their CPU / CUDA kernels. Autograd.cpp and Autocast.cpp
+// register their own dispatch keys.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinearOps.h"
+#include "Settings.h"
+
+#include <torch/library.h>
+
+using namespace splitlinear;
+
+TORCH_LIBRARY(splitlinear, m) {
+  m.def("linear(Tensor input, Tensor[] weight, Tensor[]? bias=None) -> Tensor");
+  m.def("linear_dgrad(Tensor grad_output, Tensor[] weight) -> Tensor");
+  m.def("linear_wgrad(Tensor grad_output, Tensor input, bool bias) -> "
+        "(Tensor, Tensor)");
+  m.def("precompile(ScalarType dtype, Device device, int num_parts, bool bias, "
+        "bool training, str? dump_dir=None) -> ()",
+        &precompile);
+  m.def("runtime_counters() -> Dict(str, int)", &runtimeCounters);
+  m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
+  m.def("set_per_part_max_rows(int rows) -> int", &setPerPartMaxRows);
+}
+
+TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
+  m.impl("linear", &splitlinear::linear);
+  m.impl("linear_dgrad", &splitlinear::linearDgrad);
+  m.impl("linear_wgrad", &splitlinear::linearWgrad);
+}
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) {
+  m.impl("linear", &splitlinear::linear);
+  m.impl("linear_dgrad", &splitlinear::linearDgrad);
+  m.impl("linear_wgrad", &splitlinear::linearWgrad);
+}
+#endif

@@ -1,0 +1,270 @@
+//===- LinearOps.cpp - the ops of torch.ops.splitlinear ---------*- C++ -*-===//
+//
+// The LibTorch ops. Each one validates its arguments (errors name the
+// offending argument), flattens leading dims, allocates outputs with
+// PyTorch's allocator, runs its kernel (KernelCall.h) on the runtime context
+// of its thread (RuntimeContext.h) and checks the context afterwards.
+// Whether weight parts are adjacent is decided inside the kernel, on every
+// call (the compiled run-time check), and so is, for parts that are not, the
+// choice between a copy and one GEMM per part (the runtime's). Registered in
+// Library.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinearOps.h"
+#include "KernelCall.h"
+#include "RuntimeContext.h"
+#include "Settings.h"
+
+#include <ATen/ATen.h>
+#include <ATen/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+using namespace splitlinear;
+
+namespace {
+
+void checkFloat(const at::Tensor &t, const char *op, const std::string &name) {
+  TORCH_CHECK(dtypeCode(t.scalar_type()) >= 0, op, ": ", name, " has dtype ",
+              t.scalar_type(),
+              "; supported are float32, float16, bfloat16 and float64");
+}
+
+void checkLike(const at::Tensor &t, const at::Tensor &ref, const char *op,
+               const std::string &name, const char *refName) {
+  TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ",
+              t.device(), " but ", refName, " is on ", ref.device());
+  TORCH_CHECK(t.scalar_type() == ref.scalar_type(), op, ": ", name,
+              " has dtype ", t.scalar_type(), " but ", refName, " has ",
+              ref.scalar_type());
+}
+
+/// Validates weight parts against K (their columns) and returns Σ N_i.
+int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
+                     const char *op, const char *refName) {
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  int64_t n = 0;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    std::string name = "weight[" + std::to_string(i) + "]";
+    TORCH_CHECK(weight[i].defined(), op, ": ", name, " is undefined");
+    TORCH_CHECK(weight[i].dim() == 2, op, ": ", name, " must be 2-D [N_i, K], got ",
+                weight[i].dim(), "-D");
+    checkLike(weight[i], ref, op, name, refName);
+    TORCH_CHECK(weight[i].size(1) == k, op, ": ", name, " has ",
+                weight[i].size(1), " columns but ", refName, " has K = ", k);
+    n += weight[i].size(0);
+  }
+  return n;
+}
+
+std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
+  std::vector<int64_t> out(shape.begin(), shape.end());
+  out.back() = last;
+  return out;
+}
+
+
+/// Makes `t`'s device current for the duration of an op (no-op on CPU).
+#define SPLITLINEAR_DEVICE_GUARD(t)                                            \
+  c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
+
+SlinTarget targetOf(const at::Tensor &t) {
+  return t.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
+}
+
+//===----------------------------------------------------------------------===//
+// linear (fprop)
+//===----------------------------------------------------------------------===//
+
+} // namespace
+
+at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
+                  std::optional<at::TensorList> bias) {
+  constexpr const char *op = "splitlinear.linear";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkFloat(input, op, "input");
+  int64_t k = input.size(-1);
+  int64_t n = checkWeights(weight, input, k, op, "input");
+  bool hasBias = bias.has_value();
+  if (hasBias) {
+    TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
+                " tensors but weight has ", weight.size());
+    for (size_t i = 0; i < bias->size(); ++i) {
+      std::string name = "bias[" + std::to_string(i) + "]";
+      const at::Tensor &b = (*bias)[i];
+      TORCH_CHECK(b.defined() && b.dim() == 1, op, ": ", name,
+                  " must be 1-D [N_i]");
+      checkLike(b, input, op, name, "input");
+      TORCH_CHECK(b.size(0) == weight[i].size(0), op, ": ", name, " has ",
+                  b.size(0), " elements but weight[", i, "] has ",
+                  weight[i].size(0), " rows");
+    }
+  }
+  SPLITLINEAR_DEVICE_GUARD(input);
+  at::Tensor x = flatten2d(input);
+  at::Tensor y = at::empty({x.size(0), n}, input.options());
+  std::vector<int64_t> shape = withLast(input.sizes(), n);
+  if (x.size(0) == 0 || n == 0)
+    return y.view(shape);
+  if (k == 0) {
+    // An empty reduction: zeros plus the bias, as F.linear gives.
+    if (hasBias)
+      y.copy_(at::cat(*bias).unsqueeze(0).expand({x.size(0), n}));
+    else
+      y.zero_();
+    return y.view(shape);
+  }
+  KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
+                std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
+                {}, hasBias, targetOf(input)};
+  Call call;
+  call.matrix(x);
+  for (const at::Tensor &w : weight)
+    call.matrix(gemmOperand(w));
+  if (hasBias)
+    for (const at::Tensor &b : *bias)
+      call.vector(b);
+  call.matrix(y);
+  call.run(key, contextFor(input.device(), op, call.workspace), op,
+           &counters().fprop);
+  return y.view(shape);
+}
+
+//===----------------------------------------------------------------------===//
+// linear_dgrad / linear_wgrad (backward)
+//===----------------------------------------------------------------------===//
+
+at::Tensor splitlinear::linearDgrad(const at::Tensor &gradOutput,
+                                    at::TensorList weight) {
+  constexpr const char *op = "splitlinear.linear_dgrad";
+  TORCH_CHECK(gradOutput.defined() && gradOutput.dim() >= 1, op,
+              ": grad_output must be a tensor of at least 1 dim [..., N]");
+  checkFloat(gradOutput, op, "grad_output");
+  TORCH_CHECK(!weight.empty() && weight[0].dim() == 2, op,
+              ": weight must hold 2-D tensors [N_i, K]");
+  int64_t k = weight[0].size(1);
+  int64_t n = checkWeights(weight, gradOutput, k, op, "weight[0]");
+  TORCH_CHECK(gradOutput.size(-1) == n, op, ": grad_output has ",
+              gradOutput.size(-1), " columns but the weight parts have ", n,
+              " rows in all");
+  SPLITLINEAR_DEVICE_GUARD(gradOutput);
+  at::Tensor dy = flatten2d(gradOutput);
+  std::vector<int64_t> shape = withLast(gradOutput.sizes(), k);
+  if (dy.size(0) == 0 || k == 0)
+    return at::empty(shape, gradOutput.options());
+  if (n == 0)
+    return at::zeros(shape, gradOutput.options());
+  at::Tensor dx = at::empty({dy.size(0), k}, gradOutput.options());
+  int32_t dtype = dtypeCode(gradOutput.scalar_type());
+  KernelKey key{SLIN_KERNEL_DGRAD, dtype, std::vector<int32_t>(weight.size(), dtype),
+                {}, false, targetOf(gradOutput)};
+  Call call;
+  call.matrix(dy);
+  for (const at::Tensor &w : weight)
+    call.matrix(gemmOperand(w));
+  call.matrix(dx);
+  call.run(key, contextFor(gradOutput.device(), op, call.workspace), op,
+           &counters().dgrad);
+  return dx.view(shape);
+}
+
+std::tuple<at::Tensor, at::Tensor>
+splitlinear::linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) {
+  constexpr const char *op = "splitlinear.linear_wgrad";
+  TORCH_CHECK(gradOutput.defined() && gradOutput.dim() >= 1, op,
+              ": grad_output must be a tensor of at least 1 dim [..., N]");
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkFloat(gradOutput, op, "grad_output");
+  checkLike(input, gradOutput, op, "input", "grad_output");
+  SPLITLINEAR_DEVICE_GUARD(gradOutput);
+  at::Tensor dy = flatten2d(gradOutput);
+  at::Tensor x = flatten2d(input);
+  TORCH_CHECK(dy.size(0) == x.size(0), op, ": grad_output has ", dy.size(0),
+              " rows (leading dims flattened) but input has ", x.size(0));
+  int64_t n = dy.size(1), k = x.size(1);
+  at::Tensor dw = at::empty({n, k}, gradOutput.options());
+  at::Tensor db = at::empty({bias ? n : 0}, gradOutput.options());
+  if (dy.size(0) == 0 || n == 0 || k == 0) {
+    dw.zero_();
+    db.zero_();
+    if (bias && dy.size(0) > 0 && k == 0)
+      db.copy_(dy.sum(0));
+    return {dw, db};
+  }
+  int32_t dtype = dtypeCode(gradOutput.scalar_type());
+  KernelKey key{SLIN_KERNEL_WGRAD, dtype, {}, {}, bias, targetOf(gradOutput)};
+  Call call;
+  call.matrix(dy);
+  call.matrix(x);
+  call.matrix(dw);
+  if (bias)
+    call.vector(db);
+  call.run(key, contextFor(gradOutput.device(), op, call.workspace), op,
+           /*paths=*/nullptr);
+  return {dw, db};
+}
+
+//===----------------------------------------------------------------------===//
+// Ahead-of-time compilation
+//===----------------------------------------------------------------------===//
+
+/// Compiles (and caches) the kernels `linear` needs for a signature, so that
+/// a backend can pay the compile at graph-compile time rather than at the
+/// first call: fprop, and with `training` also dgrad and wgrad. With
+/// `dumpDir`, each kernel is compiled even if cached, writing its IR and the
+/// IR after every pass there (the backend passes its compile's dump_dir).
+void splitlinear::precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
+                bool bias, bool training, std::optional<std::string> dumpDir) {
+  std::string dump = dumpDir.value_or("");
+  constexpr const char *op = "splitlinear.precompile";
+  int32_t code = dtypeCode(dtype);
+  TORCH_CHECK(code >= 0, op, ": dtype ", dtype,
+              " is not supported (float32, float16, bfloat16, float64)");
+  TORCH_CHECK(numParts >= 1, op, ": num_parts must be >= 1, got ", numParts);
+  TORCH_CHECK(device.is_cpu() || device.is_cuda(), op, ": device ", device,
+              " is not supported");
+  SlinTarget target = device.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
+  std::vector<int32_t> parts(numParts, code);
+  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target}, dump);
+  if (!training)
+    return;
+  getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target}, dump);
+  getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target}, dump);
+  if (bias) // a run of parts without trainable biases
+    getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target}, dump);
+}
+
+//===----------------------------------------------------------------------===//
+// Counters
+//===----------------------------------------------------------------------===//
+
+c10::Dict<std::string, int64_t> splitlinear::runtimeCounters() {
+  auto &c = counters();
+  c10::Dict<std::string, int64_t> out;
+  out.insert("views", c.fprop.views.load());
+  out.insert("cats", c.fprop.cats.load());
+  out.insert("per_part_gemms", c.fprop.perPartGemms.load());
+  out.insert("compiles", c.compiles.load());
+  out.insert("cache_hits", c.cacheHits.load());
+  out.insert("evictions", c.evictions.load());
+  out.insert("cache_size", static_cast<int64_t>(cacheSize()));
+  out.insert("dgrad_views", c.dgrad.views.load());
+  out.insert("dgrad_cats", c.dgrad.cats.load());
+  out.insert("dgrad_per_part_gemms", c.dgrad.perPartGemms.load());
+  return out;
+}
+
+void splitlinear::resetRuntimeCounters() {
+  auto &c = counters();
+  for (PathCounters *paths : {&c.fprop, &c.dgrad}) {
+    paths->views = 0;
+    paths->cats = 0;
+    paths->perPartGemms = 0;
+  }
+  c.compiles = 0;
+  c.cacheHits = 0;
+  c.evictions = 0;
+}
+
