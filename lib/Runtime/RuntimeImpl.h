@@ -83,9 +83,12 @@ inline int64_t dtypeSize(slinrt_dtype dtype) {
 /// in int64: the address computations of the backends (base + offset·size,
 /// row r at r·ld, the extent `offset + (rows - 1)·ld + cols`) would wrap.
 /// Returns the byte offset of the first element.
+/// `prefix` and `name` are joined only for the message (no string is built on
+/// the hot path).
 inline int64_t checkedByteOffset(const char *name, int64_t offset,
                                  int64_t rows, int64_t cols, int64_t rowStride,
-                                 int64_t colStride, int64_t elementSize) {
+                                 int64_t colStride, int64_t elementSize,
+                                 const char *prefix = "") {
   int64_t firstByte = 0;
   bool overflow = __builtin_mul_overflow(offset, elementSize, &firstByte);
   if (!overflow && rows > 0 && cols > 0) {
@@ -98,7 +101,7 @@ inline int64_t checkedByteOffset(const char *name, int64_t offset,
                __builtin_add_overflow(lastByte, elementSize, &end);
   }
   if (overflow)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " with offset ", offset,
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, prefix, name, " with offset ", offset,
           ", sizes [", rows, ", ", cols, "] and strides [", rowStride, ", ",
           colStride, "] spans more bytes than int64 can address");
   return firstByte;
