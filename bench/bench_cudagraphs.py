@@ -118,6 +118,8 @@ def micro(group: str) -> list[dict[str, Any]]:
                 timings["op_alone"] = _step(lambda t: ops.linear(t, list(model.w), list(model.b)), x, grad, False, ps)
                 timings["inductor"] = _step(torch.compile(model, backend="inductor"), x, grad, False, ps)
                 timings["splitlinear"] = _step(torch.compile(model, backend="splitlinear"), x, grad, False, ps)
+                timings["splitlinear_eager"] = _step(torch.compile(
+                    model, backend="splitlinear", options={"fallback": "eager"}), x, grad, False, ps)
             elif group == "inductor_ro":
                 timings["inductor_ro"] = _step(torch.compile(model, mode="reduce-overhead"), x, grad, True, ps)
             elif group == "splitlinear_ro":
@@ -129,9 +131,33 @@ def micro(group: str) -> list[dict[str, Any]]:
                     x, grad, True, ps)
             for name, fn in timings.items():
                 row[name] = cuda_time_ms(fn, warmup=5, reps=30, batch=10)
+            if group == "base" and training and m == 16 and k == 8192:
+                _profile_host(timings, row)
         rows_out.append(row)
         print(json.dumps(row), flush=True)
     return rows_out
+
+
+def _profile_host(timings: dict[str, Callable[[], object]], row: dict[str, Any]) -> None:
+    """Where a training step's host time goes (torch.profiler, 20 steps): the top operators by
+    self CPU time for the op alone and the compiled paths, printed and kept in ``row``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    for name in ["op_alone", "splitlinear", "splitlinear_eager", "inductor"]:
+        fn = timings[name]
+        for _ in range(5):
+            fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+        averages = prof.key_averages()
+        cpu_us = sum(e.self_cpu_time_total for e in averages) / 20
+        cuda_us = sum(e.self_device_time_total for e in averages) / 20
+        table = averages.table(sort_by="self_cpu_time_total", row_limit=12)
+        print(f"\n-- profile {name}: {cpu_us:.0f} us CPU, {cuda_us:.0f} us GPU per step\n{table}", flush=True)
+        row[f"profile_{name}"] = {"cpu_us_per_step": cpu_us, "gpu_us_per_step": cuda_us}
 
 
 def _real_model(arch: str) -> nn.Module:
@@ -216,8 +242,8 @@ def report(results: list[dict[str, Any]]) -> dict[str, Any]:
         for row in r["micro"]:
             key = (row["M"], row["K"], tuple(row["parts"]), row["mode"])
             micro_rows.setdefault(key, {}).update(row)
-    cols = ["fused", "fused_graph", "inductor", "inductor_ro", "splitlinear", "splitlinear_ro",
-            "splitlinear_ro_eager", "op_alone"]
+    cols = ["fused", "fused_graph", "inductor", "inductor_ro", "splitlinear", "splitlinear_eager",
+            "splitlinear_ro", "splitlinear_ro_eager", "op_alone"]
     print("\nmicrobenchmark (ms, median; bf16, parts adjacent)")
     print(f"{'M, K, parts, mode':<34}" + "".join(f"{c:>14}" for c in cols) + f"{'RO/fusedG':>11}{'IndRO/RO':>10}")
     table = []

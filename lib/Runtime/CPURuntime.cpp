@@ -199,12 +199,8 @@ void copyTyped(const View2D &src, const View2D &dst) {
 
 } // namespace
 
-void cpu::gemm(slinrt_context &ctx, slinrt_dtype dtype,
-               const slinrt_memref2d *A, const slinrt_memref2d *B,
-               const slinrt_memref2d *D, const slinrt_memref1d *bias,
-               int32_t transA, int32_t transB, int32_t epilogue) {
-  GemmProblem p =
-      makeGemmProblem(dtype, A, B, D, bias, transA, transB, epilogue);
+void cpu::gemm(slinrt_context &ctx, const GemmProblem &p) {
+  slinrt_dtype dtype = p.dtype;
   dispatchDtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, float>::value ||

@@ -580,12 +580,8 @@ GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
 // GEMM
 //===----------------------------------------------------------------------===//
 
-void cuda::gemm(slinrt_context &ctx, slinrt_dtype dtype,
-                const slinrt_memref2d *A, const slinrt_memref2d *B,
-                const slinrt_memref2d *D, const slinrt_memref1d *bias,
-                int32_t transA, int32_t transB, int32_t epilogue) {
-  GemmProblem p =
-      makeGemmProblem(dtype, A, B, D, bias, transA, transB, epilogue);
+void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
+  slinrt_dtype dtype = p.dtype;
   if (p.M == 0)
     return;
   DeviceGuard guard(ctx.device);

@@ -9,7 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmProblem.h"
 #include "RuntimeImpl.h"
+
+#include <type_traits>
 
 using namespace slinrt;
 
@@ -46,12 +49,14 @@ void runGemm(Target target, slinrt_context *ctx, const char *name,
              int32_t transB, int32_t epilogue) {
   guardedCall(ctx, name, [&](slinrt_context &c) {
     requireTarget(c, target);
+    GemmProblem p =
+        makeGemmProblem(dtype, A, B, D, bias, transA, transB, epilogue);
 #if SPLITLINEAR_HAVE_CUDA
     if (target == Target::CUDA)
-      cuda::gemm(c, dtype, A, B, D, bias, transA, transB, epilogue);
+      cuda::gemm(c, p);
     else
 #endif
-      cpu::gemm(c, dtype, A, B, D, bias, transA, transB, epilogue);
+      cpu::gemm(c, p);
     c.counters.gemms.fetch_add(1, std::memory_order_relaxed);
   });
 }
@@ -85,9 +90,12 @@ void runCopy(Target target, slinrt_context &c, slinrt_dtype srcType,
   c.counters.copies.fetch_add(1, std::memory_order_relaxed);
 }
 
-void runCopy2d(Target target, slinrt_context *ctx, const char *name,
-               slinrt_dtype srcType, slinrt_dtype dstType, slinrt_memref2d *src,
-               slinrt_memref2d *dst) {
+/// A copy between two 2-D (matrix) or two 1-D (vector) descriptors; 2-D
+/// copies are counted in `copies2d` too (the concat of weight parts).
+template <typename Descriptor>
+void runCopyOf(Target target, slinrt_context *ctx, const char *name,
+               slinrt_dtype srcType, slinrt_dtype dstType, Descriptor *src,
+               Descriptor *dst) {
   guardedCall(ctx, name, [&](slinrt_context &c) {
     if (!src || !dst)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
@@ -95,20 +103,8 @@ void runCopy2d(Target target, slinrt_context *ctx, const char *name,
     View2D from = viewOf(*src, srcType, "source");
     View2D to = viewOf(*dst, dstType, "destination");
     runCopy(target, c, srcType, dstType, from, to, src->aligned, dst->aligned);
-    c.counters.copies2d.fetch_add(1, std::memory_order_relaxed);
-  });
-}
-
-void runCopy1d(Target target, slinrt_context *ctx, const char *name,
-               slinrt_dtype srcType, slinrt_dtype dstType, slinrt_memref1d *src,
-               slinrt_memref1d *dst) {
-  guardedCall(ctx, name, [&](slinrt_context &c) {
-    if (!src || !dst)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, !src ? "source" : "destination",
-            " is a NULL descriptor");
-    View2D from = viewOf(*src, srcType, "source");
-    View2D to = viewOf(*dst, dstType, "destination");
-    runCopy(target, c, srcType, dstType, from, to, src->aligned, dst->aligned);
+    if constexpr (std::is_same_v<Descriptor, slinrt_memref2d>)
+      c.counters.copies2d.fetch_add(1, std::memory_order_relaxed);
   });
 }
 
@@ -176,12 +172,12 @@ SLINRT_DEFINE_TARGET(cuda, Target::CUDA)
 #define SLINRT_DEFINE_COPIES(TGT, TARGET, S, T)                                \
   void _mlir_ciface_slinrt_##TGT##_copy2d_##S##_##T(                           \
       slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst) {       \
-    runCopy2d(TARGET, ctx, "slinrt_" #TGT "_copy2d_" #S "_" #T, kDtype_##S,    \
+    runCopyOf(TARGET, ctx, "slinrt_" #TGT "_copy2d_" #S "_" #T, kDtype_##S,    \
               kDtype_##T, src, dst);                                           \
   }                                                                            \
   void _mlir_ciface_slinrt_##TGT##_copy1d_##S##_##T(                           \
       slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst) {       \
-    runCopy1d(TARGET, ctx, "slinrt_" #TGT "_copy1d_" #S "_" #T, kDtype_##S,    \
+    runCopyOf(TARGET, ctx, "slinrt_" #TGT "_copy1d_" #S "_" #T, kDtype_##S,    \
               kDtype_##T, src, dst);                                           \
   }
 #define SLINRT_DTYPE_PAIR(S, T)                                                \

@@ -167,24 +167,30 @@ template <> struct Convert<double> {
     return toDouble(v);
   }
 };
-template <> struct Convert<Half> {
-  SLINRT_HD static Half from(Half v) { return v; }
-  SLINRT_HD static Half from(double v) {
-    return Half{floatToHalfBits(doubleToFloatRoundToOdd(v))};
+/// float to a 16-bit storage type, rounding to nearest even.
+SLINRT_HD void narrowFloat(float v, Half &out) { out.bits = floatToHalfBits(v); }
+SLINRT_HD void narrowFloat(float v, BFloat16 &out) {
+  out.bits = floatToBFloat16Bits(v);
+}
+
+/// Conversion to a 16-bit storage type `H`: from `H` bit for bit; from double
+/// through float rounded to odd (so the two roundings act as one); from
+/// anything else through float.
+template <typename H> struct ConvertTo16Bit {
+  SLINRT_HD static H from(H v) { return v; }
+  SLINRT_HD static H from(double v) {
+    H out;
+    narrowFloat(doubleToFloatRoundToOdd(v), out);
+    return out;
   }
-  template <typename From> SLINRT_HD static Half from(From v) {
-    return Half{floatToHalfBits(toFloat(v))};
+  template <typename From> SLINRT_HD static H from(From v) {
+    H out;
+    narrowFloat(toFloat(v), out);
+    return out;
   }
 };
-template <> struct Convert<BFloat16> {
-  SLINRT_HD static BFloat16 from(BFloat16 v) { return v; }
-  SLINRT_HD static BFloat16 from(double v) {
-    return BFloat16{floatToBFloat16Bits(doubleToFloatRoundToOdd(v))};
-  }
-  template <typename From> SLINRT_HD static BFloat16 from(From v) {
-    return BFloat16{floatToBFloat16Bits(toFloat(v))};
-  }
-};
+template <> struct Convert<Half> : ConvertTo16Bit<Half> {};
+template <> struct Convert<BFloat16> : ConvertTo16Bit<BFloat16> {};
 
 /// Converts one element, rounding to nearest even when narrowing.
 template <typename To, typename From> SLINRT_HD To convertElement(From v) {

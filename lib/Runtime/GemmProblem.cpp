@@ -31,10 +31,9 @@ StoredMatrix normalizeOperand(const slinrt_memref2d &ref, slinrt_dtype dtype,
           " has negative sizes ", dims(rows, cols));
 
   StoredMatrix m;
-  std::string operand = concat("operand ", name);
   m.data = static_cast<char *>(ref.aligned) +
-           checkedByteOffset(operand.c_str(), ref.offset, rows, cols, s0, s1,
-                             dtypeSize(dtype));
+           checkedByteOffset(name, ref.offset, rows, cols, s0, s1,
+                             dtypeSize(dtype), "operand ");
   // An empty operand is never read or written: any strides will do (MLIR's
   // canonical strides for [r, 0] are [0, 1]).
   if (rows == 0 || cols == 0) {

@@ -83,9 +83,12 @@ inline int64_t dtypeSize(slinrt_dtype dtype) {
 /// in int64: the address computations of the backends (base + offset·size,
 /// row r at r·ld, the extent `offset + (rows - 1)·ld + cols`) would wrap.
 /// Returns the byte offset of the first element.
+/// `prefix` and `name` are joined only for the message (no string is built on
+/// the hot path).
 inline int64_t checkedByteOffset(const char *name, int64_t offset,
                                  int64_t rows, int64_t cols, int64_t rowStride,
-                                 int64_t colStride, int64_t elementSize) {
+                                 int64_t colStride, int64_t elementSize,
+                                 const char *prefix = "") {
   int64_t firstByte = 0;
   bool overflow = __builtin_mul_overflow(offset, elementSize, &firstByte);
   if (!overflow && rows > 0 && cols > 0) {
@@ -98,7 +101,7 @@ inline int64_t checkedByteOffset(const char *name, int64_t offset,
                __builtin_add_overflow(lastByte, elementSize, &end);
   }
   if (overflow)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " with offset ", offset,
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, prefix, name, " with offset ", offset,
           ", sizes [", rows, ", ", cols, "] and strides [", rowStride, ", ",
           colStride, "] spans more bytes than int64 can address");
   return firstByte;
@@ -246,22 +249,30 @@ void freeBuffer(slinrt_context &ctx, void *ptr);
 // Backends
 //===----------------------------------------------------------------------===//
 
+struct GemmProblem; // GemmProblem.h
+
+/// What every backend implements; the entry points validate the operands
+/// (makeGemmProblem, viewOf) and dispatch on the context's Target.
+///  * gemm: row-major D = op(A) op(B) (+ epilogue), on the context's stream;
+///  * copy: dst = convert(src), elementwise;
+///  * defaultAlloc / defaultFree: the default allocator callbacks (CPU:
+///    256-byte aligned host memory; CUDA: cudaMallocAsync on the stream).
+#define SLINRT_BACKEND_FUNCTIONS                                               \
+  void gemm(slinrt_context &ctx, const GemmProblem &p);                        \
+  void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,   \
+            const View2D &src, const View2D &dst);                             \
+  void *defaultAlloc(void *user, size_t bytes, int device, void *stream);      \
+  void defaultFree(void *user, void *ptr, int device, void *stream);
+
+/// The CPU backend (BLAS, or the host's GEMM hook).
 namespace cpu {
-/// Row-major D = op(A) op(B) (+ epilogue) with OpenBLAS.
-void gemm(slinrt_context &ctx, slinrt_dtype dtype, const slinrt_memref2d *A,
-          const slinrt_memref2d *B, const slinrt_memref2d *D,
-          const slinrt_memref1d *bias, int32_t transA, int32_t transB,
-          int32_t epilogue);
-/// dst = convert(src) elementwise on host memory.
-void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
-          const View2D &src, const View2D &dst);
-/// Default host allocator callbacks (256-byte aligned).
-void *defaultAlloc(void *user, size_t bytes, int device, void *stream);
-void defaultFree(void *user, void *ptr, int device, void *stream);
+SLINRT_BACKEND_FUNCTIONS
 } // namespace cpu
 
 #if SPLITLINEAR_HAVE_CUDA
+/// The CUDA backend (cuBLASLt).
 namespace cuda {
+SLINRT_BACKEND_FUNCTIONS
 /// Makes `ctx` a CUDA context on `device`/`stream`: handle, workspace (none
 /// when `borrowed`: see slinrt_context_create_cuda_borrowed). Throws Error on
 /// failure.
@@ -272,19 +283,10 @@ void setWorkspace(slinrt_context &ctx, void *workspace, size_t bytes);
 void destroyState(slinrt_context &ctx) noexcept;
 /// Switches the context's stream, allocating its workspace if needed.
 void setStream(slinrt_context &ctx, void *stream);
-/// Row-major D = op(A) op(B) (+ epilogue) with cuBLASLt.
-void gemm(slinrt_context &ctx, slinrt_dtype dtype, const slinrt_memref2d *A,
-          const slinrt_memref2d *B, const slinrt_memref2d *D,
-          const slinrt_memref1d *bias, int32_t transA, int32_t transB,
-          int32_t epilogue);
-/// dst = convert(src) on the context's stream.
-void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
-          const View2D &src, const View2D &dst);
-/// Default device allocator callbacks (cudaMallocAsync on the stream).
-void *defaultAlloc(void *user, size_t bytes, int device, void *stream);
-void defaultFree(void *user, void *ptr, int device, void *stream);
 } // namespace cuda
 #endif
+
+#undef SLINRT_BACKEND_FUNCTIONS
 
 } // namespace slinrt
 

@@ -208,3 +208,29 @@ def test_storage_swap_after_capture_rerecords(op: object, fallback: str) -> None
         x = randn(8, K, dtype=torch.float64, device="cuda")
         assert_close_to(compiled(x), _eager(model, x), torch.float64)
     assert op_runs() > 0
+
+
+@pytest.mark.parametrize("fallback", ["inductor", "eager"])
+def test_compiled_model_captured_by_torch_cuda_graph(op: object, fallback: str) -> None:
+    """A model compiled in the default mode, captured by ``torch.cuda.graph`` after a warm-up on
+    a side stream (PyTorch's recipe), replays with new input values like eager."""
+    model = _packed_cat_linear()
+    compiled = torch.compile(model, backend="splitlinear", fullgraph=True,
+                             options={"fallback": fallback, "strict": True})
+    x = randn(8, K, device="cuda")
+    with torch.no_grad():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                compiled(x)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = compiled(x)
+        for _ in range(2):
+            x.copy_(randn(8, K, device="cuda"))
+            graph.replay()
+            torch.cuda.synchronize()
+            assert_close_to(y, _eager(model, x), torch.float32)
+    assert non_view_runs() == 0

@@ -17,8 +17,10 @@ import splitlinear
 @pytest.mark.parametrize("fallback", ["inductor", "eager"])
 def test_no_kernel_compiled_in_the_first_call(op: object, training: bool, bias: bool, fallback: str) -> None:
     torch._dynamo.reset()
-    # A signature no other test uses (6 parts, float64), so the kernels are not cached already.
-    rows = [3, 5, 2, 4, 6, 1] if bias else [2, 2, 3, 3, 1, 5]
+    # A signature no other test or case uses (float64, 6 to 13 parts), so no kernel is cached
+    # already and the precompile step must compile (the cache is process-wide).
+    case = 4 * (fallback == "eager") + 2 * bias + training
+    rows = [1 + (i % 5) for i in range(6 + case)]
     model = CatLinear(16, rows, bias=bias, dtype=torch.float64).requires_grad_(training)
     compiled = torch.compile(model, backend="splitlinear", fullgraph=True,
                              options={"fallback": fallback, "strict": True})
