@@ -17,10 +17,11 @@ import splitlinear
 @pytest.mark.parametrize("fallback", ["inductor", "eager"])
 def test_no_kernel_compiled_in_the_first_call(op: object, training: bool, bias: bool, fallback: str) -> None:
     torch._dynamo.reset()
-    # A signature no other test or case uses (float64, 6 to 13 parts), so no kernel is cached
-    # already and the precompile step must compile (the cache is process-wide).
+    # A signature no other test or case uses (float64, 20 to 27 parts; test_op_inputs precompiles
+    # 13), so no kernel is cached already and the precompile step must compile (the cache is
+    # process-wide, and one kernel per signature leaves it to no eviction).
     case = 4 * (fallback == "eager") + 2 * bias + training
-    rows = [1 + (i % 5) for i in range(6 + case)]
+    rows = [1 + (i % 5) for i in range(20 + case)]
     model = CatLinear(16, rows, bias=bias, dtype=torch.float64).requires_grad_(training)
     compiled = torch.compile(model, backend="splitlinear", fullgraph=True,
                              options={"fallback": fallback, "strict": True})
