@@ -206,7 +206,6 @@ struct AlgoKeyHash {
 struct AlgoEntry {
   bool found = false;
   cublasLtMatmulAlgo_t algo{};
-  size_t workspaceBytes = 0; ///< what `algo` needs (<= MAX_WORKSPACE_BYTES)
   std::string failure;
 };
 
@@ -435,7 +434,6 @@ findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
   case HeuristicOutcome::Found:
     entry->found = true;
     entry->algo = result.algo;
-    entry->workspaceBytes = result.workspaceSize;
     break;
   }
   return dev.algos.insert(key, std::move(entry), outcome);
@@ -458,8 +456,6 @@ struct GemmPlan {
   /// device's cache, which may evict it.
   std::shared_ptr<const AlgoEntry> entry;
   cublasLtMatmulAlgo_t algo{};
-  /// What `algo` needs (cublasLtMatmul still gets the whole workspace).
-  size_t workspaceBytes = 0;
   void *bias = nullptr; ///< BIAS_POINTER as currently set in `desc`
   MatmulDesc desc;
   MatrixLayout aLayout, bLayout, dLayout;
@@ -539,7 +535,6 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
                              plan.bLayout, plan.dLayout);
   plan.found = plan.entry->found;
   plan.algo = plan.entry->algo;
-  plan.workspaceBytes = plan.entry->workspaceBytes;
   if (!plan.found) { // never run: keep only the answer
     plan.desc.reset();
     plan.aLayout.reset();

@@ -249,6 +249,14 @@ def _precompile(regions: list, dump_dir: str | None) -> None:
     _bump("kernels_precompiled", ops.runtime_counters()["compiles"] - before)
 
 
+def _reset() -> None:
+    """``torch._dynamo.reset()`` hook (as ``backend="inductor"`` has): drop the CUDA graphs
+    recorded by cudagraph trees for ``mode="reduce-overhead"``."""
+    from torch._inductor.cudagraph_trees import reset_cudagraph_trees
+
+    reset_cudagraph_trees()
+
+
 def splitlinear_backend(
     gm: fx.GraphModule,
     example_inputs: Sequence[Any],
@@ -301,3 +309,6 @@ def splitlinear_backend(
         opts.fallback, opts.mode,
     )
     return _compile_fallback(gm, example_inputs, opts)
+
+
+splitlinear_backend.reset = _reset  # type: ignore[attr-defined]

@@ -12,6 +12,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
+import torch
+
 Fallback = Literal["inductor", "eager"]
 
 #: Environment variable naming a directory for FX graph dumps (see ``dump_dir``).
@@ -97,11 +99,15 @@ class SplitLinearOptions:
                     "splitlinear: option 'inductor_options' must be a dict of Inductor config patches, "
                     f"got {type(self.inductor_options).__name__}"
                 )
-            if self.fallback != "inductor":
+            if self.inductor_options and self.fallback != "inductor":
                 raise ValueError(
                     "splitlinear: option 'inductor_options' configures Inductor and needs "
                     f"fallback='inductor', got fallback={self.fallback!r}"
                 )
+            try:  # Inductor's own checks: known keys, value types ('-' read as '_')
+                self.inductor_config()
+            except RuntimeError as exc:
+                raise ValueError(f"splitlinear: option 'inductor_options': {exc}") from exc
 
     def with_mode(self, mode: str | None) -> SplitLinearOptions:
         """These options with ``torch.compile``'s ``mode`` keyword applied.
@@ -109,7 +115,7 @@ class SplitLinearOptions:
         Raises:
             ValueError: ``mode`` is unknown, or differs from an ``options['mode']`` already set.
         """
-        if mode is None or mode == self.mode:
+        if mode is None or mode == self.mode or (mode == "default" and self.mode is not None):
             return self
         if self.mode is not None:
             raise ValueError(
@@ -118,13 +124,14 @@ class SplitLinearOptions:
         return dataclasses.replace(self, mode=mode)
 
     def inductor_config(self) -> dict[str, Any]:
-        """The Inductor config patches for ``mode`` then ``inductor_options``, as
-        ``torch.compile(backend="inductor", mode=..., options=...)`` builds them."""
-        config: dict[str, Any] = {}
-        if self.mode is not None:
-            config.update(_mode_table()[self.mode])
-        config.update(self.inductor_options or {})
-        return config
+        """The Inductor config patches for ``mode`` then ``inductor_options``, built (and checked)
+        by the object ``torch.compile(backend="inductor", mode=..., options=...)`` uses.
+
+        Raises:
+            RuntimeError: an unknown Inductor option or a value of the wrong type (Inductor's message).
+        """
+        wrapper = torch._TorchCompileInductorWrapper(self.mode, dict(self.inductor_options or {}), None)
+        return dict(wrapper.config)
 
     @property
     def cudagraphs(self) -> bool:

@@ -139,7 +139,18 @@ def test_eager_fallback_with_reduce_overhead_goes_through_cudagraph_trees(op: ob
     ({"mode": "reduce-overhead"}, "max-autotune", "conflicts with options"),
     ({"inductor_options": {"epilogue_fusion": False}, "fallback": "eager"}, None, "needs fallback='inductor'"),
     ({"inductor_options": [1]}, None, "'inductor_options' must be a dict"),
+    ({"inductor_options": {"bogus_key": 1}}, None, "option 'inductor_options': Unexpected optimization option"),
+    ({"inductor_options": {"max_autotune": "yes"}}, None, "option 'inductor_options': Unexpected type"),
 ])
 def test_bad_mode_options(options: dict[str, object], mode: str | None, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         SplitLinearOptions.from_dict(options).with_mode(mode)
+
+
+def test_inductor_options_read_as_backend_inductor_reads_them() -> None:
+    """Inductor's spelling rules apply ('-' for '_'); an empty dict and mode="default" are no-ops."""
+    opts = SplitLinearOptions.from_dict({"inductor_options": {"epilogue-fusion": False}})
+    assert opts.inductor_config() == {"epilogue_fusion": False}
+    assert SplitLinearOptions.from_dict({"fallback": "eager", "inductor_options": {}}).cudagraphs is False
+    ro = SplitLinearOptions.from_dict({"mode": "reduce-overhead"})
+    assert ro.with_mode("default") is ro and ro.cudagraphs
