@@ -30,7 +30,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-__all__ = ["compile_eager_with_cudagraphs"]
+__all__ = ["compile_eager_with_cudagraphs", "recorded_graph_count"]
 
 
 def compile_eager_with_cudagraphs(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
