@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "splitlinear/Conversion/Passes.h"
+#include "splitlinear/Conversion/SlinToRuntime/SlinToRuntime.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 #include "splitlinear/Dialect/Slin/Utils/Utils.h"
 #include "splitlinear/Runtime/Runtime.h"
@@ -779,16 +779,18 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
   }
 };
 
-/// Adds the patterns lowering slin ops (and slin.buffer allocations) to
-/// calls of the runtime for `target`.
-void populateSlinToRuntimePatterns(RewritePatternSet &patterns,
-                                   RuntimeTarget target) {
+} // namespace
+
+void mlir::slin::populateSlinToRuntimeConversionPatterns(
+    RewritePatternSet &patterns, RuntimeTarget target) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies, RuntimeBufferAlloc,
                RuntimeBufferDealloc>(ctx, target);
   patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast,
                PreferPerPartToRuntimeCall>(ctx);
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // The pass
@@ -848,7 +850,7 @@ struct ConvertSlinToRuntimePass
         [](Operation *) { return true; });
 
     RewritePatternSet patterns(&getContext());
-    populateSlinToRuntimePatterns(patterns, target);
+    populateSlinToRuntimeConversionPatterns(patterns, target);
     // No folding: the rewrite is exactly what the patterns say (a folded
     // memref.dealloc would, e.g., look through casts of the buffer).
     ConversionConfig config;
