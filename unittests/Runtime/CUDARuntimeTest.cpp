@@ -421,6 +421,24 @@ TEST_F(CUDARuntimeTest, AnotherThreadBuildsItsOwnPlan) {
   run.check(cpu);
 }
 
+/// The bf16 GEMM D = A · Bᵀ (+ epilogue) of a replayed graph, read back from
+/// `dD`, against the CPU entry point on the same inputs (which writes `D`).
+void expectReplayMatchesCpu(slinrt_context *cpu, TestMatrix &A, TestMatrix &B,
+                            TestMatrix &D, const DeviceMirror &dD,
+                            TestVector *bias, int32_t epilogue) {
+  int M = int(A.rows), N = int(B.rows), K = int(A.cols);
+  _mlir_ciface_slinrt_cpu_gemm_bf16(cpu, A.ref(), B.ref(), D.ref(),
+                                    bias ? bias->ref() : nullptr, 0, 1,
+                                    epilogue);
+  TestMatrix got = TestMatrix::rowMajor(SLINRT_BF16, M, N);
+  dD.download(got);
+  Reference ref = referenceGemm(A, B, false, true, M, N, K, epilogue, bias);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n)
+      ASSERT_TRUE(agree(got.get(m, n), D.get(m, n), ref.dMagnitude[m * N + n],
+                        SLINRT_BF16, K, false));
+}
+
 TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {
   std::mt19937_64 rng(3);
   const int M = 32, N = 64, K = 48;
@@ -452,16 +470,7 @@ TEST_F(CUDARuntimeTest, GemmCanBeCapturedInAGraph) {
   ASSERT_CUDA(cudaGraphLaunch(exec, stream));
   ASSERT_CUDA(cudaStreamSynchronize(stream));
 
-  _mlir_ciface_slinrt_cpu_gemm_bf16(cpu, A.ref(), B.ref(), D.ref(), bias.ref(),
-                                    0, 1, SLINRT_EPILOGUE_BIAS);
-  TestMatrix got = TestMatrix::rowMajor(SLINRT_BF16, M, N);
-  dD.download(got);
-  Reference ref =
-      referenceGemm(A, B, false, true, M, N, K, SLINRT_EPILOGUE_BIAS, &bias);
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n)
-      ASSERT_TRUE(agree(got.get(m, n), D.get(m, n), ref.dMagnitude[m * N + n],
-                        SLINRT_BF16, K, false));
+  expectReplayMatchesCpu(cpu, A, B, D, dD, &bias, SLINRT_EPILOGUE_BIAS);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
 }
@@ -528,16 +537,7 @@ TEST_P(BorrowedCaptureTest, BorrowedContextIsCreatedAndUsedDuringCapture) {
   ASSERT_CUDA(cudaGraphLaunch(exec, side));
   ASSERT_CUDA(cudaStreamSynchronize(side));
 
-  _mlir_ciface_slinrt_cpu_gemm_bf16(cpu, A.ref(), B.ref(), D.ref(), nullptr, 0,
-                                    1, SLINRT_EPILOGUE_NONE);
-  TestMatrix got = TestMatrix::rowMajor(SLINRT_BF16, M, N);
-  dD.download(got);
-  Reference ref =
-      referenceGemm(A, B, false, true, M, N, K, SLINRT_EPILOGUE_NONE, nullptr);
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n)
-      ASSERT_TRUE(agree(got.get(m, n), D.get(m, n), ref.dMagnitude[m * N + n],
-                        SLINRT_BF16, K, false));
+  expectReplayMatchesCpu(cpu, A, B, D, dD, nullptr, SLINRT_EPILOGUE_NONE);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(side);
