@@ -58,7 +58,9 @@ typedef enum slinrt_epilogue {
   /// gradient; op(A) = dy^T so the row sums of op(A) are the bias gradient).
   SLINRT_EPILOGUE_BIAS_GRAD = 2,
   /// D = op(A) op(B) + D (beta = 1, no bias): sums of per-part products, as
-  /// in dgrad over weight parts that are not adjacent.
+  /// in dgrad over weight parts that are not adjacent. On CUDA with a 16-bit
+  /// D, cuBLASLt may round the product to D's type before the add (two
+  /// roundings, as torch.addmm); the CPU target rounds once.
   SLINRT_EPILOGUE_ACCUMULATE = 3,
 } slinrt_epilogue;
 
