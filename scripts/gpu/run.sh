@@ -34,7 +34,9 @@ else
 fi
 
 echo "== runtime unit tests (CUDA included)"
-"$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 2>&1 | tail -15
+# Whole log in $OUT; every failure (not only the last lines) printed here.
+"$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 > "$OUT/runtime-gtest.txt" 2>&1
+echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED" "$OUT/runtime-gtest.txt" | head -60
 echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 
