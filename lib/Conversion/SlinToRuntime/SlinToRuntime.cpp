@@ -18,6 +18,7 @@
 
 #include "splitlinear/Conversion/SlinToRuntime/SlinToRuntime.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/Dialect/Slin/Utils/ArithUtils.h"
 #include "splitlinear/Dialect/Slin/Utils/Utils.h"
 #include "splitlinear/Runtime/Runtime.h"
 
@@ -232,51 +233,6 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
       .getResult(0);
 }
 
-/// Small arith builders that keep the patterns readable.
-struct ArithBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value boolean(bool v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), v);
-  }
-  Value value(OpFoldResult ofr) {
-    return getValueOrCreateConstantIndexOp(b, loc, ofr);
-  }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  }
-  Value eq(Value x, int64_t y) { return eq(x, index(y)); }
-  Value ne(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, index(y));
-  }
-  Value sge(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
-  }
-  Value sgt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x,
-                                 index(y));
-  }
-  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value notb(Value x) {
-    return arith::XOrIOp::create(b, loc, x, boolean(true));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value select(Value c, Value t, Value f) {
-    return arith::SelectOp::create(b, loc, c, t, f);
-  }
-  /// `x + y`, folded when constant (slin::addOfr).
-  OpFoldResult addOfr(OpFoldResult x, OpFoldResult y) {
-    return slin::addOfr(b, loc, x, y);
-  }
-};
-
 //===----------------------------------------------------------------------===//
 // slin.gemm
 //===----------------------------------------------------------------------===//
@@ -300,7 +256,7 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     if (failed(context))
       return rewriter.notifyMatchFailure(op, "no runtime context available");
 
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     Value bias = adaptor.getBias();
     if (!bias)
       bias = memref::AllocaOp::create(rewriter, loc,
@@ -363,7 +319,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     int64_t rank = outputType.getRank();
     OpFoldResult zero = rewriter.getIndexAttr(0),
                  one = rewriter.getIndexAttr(1);
@@ -398,7 +354,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
         return rewriter.notifyMatchFailure(
             op, "symbol '" + name + "' exists with another type");
       if (i + 1 < parts.size())
-        offset = ab.addOfr(offset, rows);
+        offset = slin::addOfr(rewriter, loc, offset, rows);
     }
     rewriter.eraseOp(op);
     return success();
@@ -438,7 +394,7 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
       return rewriter.notifyMatchFailure(op, "no runtime context available");
 
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     int64_t staticBytes = bytesPerElement;
     for (int64_t size : type.getShape())
       if (!ShapedType::isDynamic(size) &&
@@ -459,10 +415,10 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
       // One statement per op: the IR must not depend on the compiler's
       // argument evaluation order.
       Value same = ab.eq(quotient, bytes);
-      Value changed = ab.notb(same);
-      Value nonZero = ab.notb(isZero);
-      Value wrapped = ab.andi(nonZero, changed);
-      overflow = ab.ori(overflow, wrapped);
+      Value changed = ab._not(same);
+      Value nonZero = ab._not(isZero);
+      Value wrapped = ab._and(nonZero, changed);
+      overflow = ab._or(overflow, wrapped);
       bytes = product;
     }
     if (!adaptor.getDynamicSizes().empty()) {
@@ -558,7 +514,7 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
   matchAndRewrite(IsAdjacentOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     ValueRange parts = adaptor.getParts();
     Type elementType =
         cast<MemRefType>(parts.front().getType()).getElementType();
@@ -584,8 +540,8 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
       Value address =
           memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, part);
       Value nonEmpty = ab.ne(layout.rows, 0);
-      Value notSeen = ab.notb(seen);
-      Value isFirst = ab.andi(nonEmpty, notSeen);
+      Value notSeen = ab._not(seen);
+      Value isFirst = ab._and(nonEmpty, notSeen);
 
       // (3) Contiguous within a row, one common row stride (and width).
       Value cond;
@@ -597,23 +553,23 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
         Value commonCols = ab.eq(layout.cols, newCols);
         Value unitColStride = ab.eq(layout.colStride, 1);
         Value oneCol = ab.eq(layout.cols, 1);
-        Value rowContiguous = ab.ori(unitColStride, oneCol);
-        cond = ab.andi(rowContiguous, ab.andi(commonLd, commonCols));
+        Value rowContiguous = ab._or(unitColStride, oneCol);
+        cond = ab._and(rowContiguous, ab._and(commonLd, commonCols));
         cols = newCols;
       } else {
         Value unitStride = ab.eq(layout.rowStride, 1);
         Value oneElement = ab.eq(layout.rows, 1);
-        cond = ab.ori(unitStride, oneElement);
+        cond = ab._or(unitStride, oneElement);
       }
       // (1) One base allocation; (4) starts where the previous part ends.
       Value equalBase = ab.eq(address, baseAddress);
-      Value sameBase = ab.ori(isFirst, equalBase);
+      Value sameBase = ab._or(isFirst, equalBase);
       Value startsAtEnd = ab.eq(layout.offset, end);
-      Value chained = ab.ori(isFirst, startsAtEnd);
-      cond = ab.andi(cond, ab.andi(sameBase, chained));
+      Value chained = ab._or(isFirst, startsAtEnd);
+      cond = ab._and(cond, ab._and(sameBase, chained));
       // Empty parts impose nothing.
-      Value empty = ab.notb(nonEmpty);
-      ok = ab.andi(ok, ab.ori(empty, cond));
+      Value empty = ab._not(nonEmpty);
+      ok = ab._and(ok, ab._or(empty, cond));
 
       baseAddress = ab.select(isFirst, address, baseAddress);
       firstOffset = ab.select(isFirst, layout.offset, firstOffset);
@@ -622,13 +578,13 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
       end = ab.select(nonEmpty, partEnd, end);
       if (isMatrix)
         total = ab.add(total, layout.rows);
-      seen = ab.ori(seen, nonEmpty);
+      seen = ab._or(seen, nonEmpty);
     }
     // (3) Rows of the view must not overlap: ld >= K when it has two rows.
     if (isMatrix) {
-      Value oneRowAtMost = ab.notb(ab.sgt(total, 1));
+      Value oneRowAtMost = ab._not(ab.sgt(total, ab.index(1)));
       Value noOverlap = ab.sge(ld, cols);
-      ok = ab.andi(ok, ab.ori(oneRowAtMost, noOverlap));
+      ok = ab._and(ok, ab._or(oneRowAtMost, noOverlap));
     }
     // (5) Alignment of the view's first element (only if there is one).
     Value byteOffset = ab.mul(firstOffset, ab.index(bytesPerElement));
@@ -636,8 +592,8 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
     Value misalignment = arith::RemUIOp::create(rewriter, loc, firstByte,
                                                 ab.index(op.getAlignment()));
     Value aligned = ab.eq(misalignment, 0);
-    Value allEmpty = ab.notb(seen);
-    ok = ab.andi(ok, ab.ori(allEmpty, aligned));
+    Value allEmpty = ab._not(seen);
+    ok = ab._and(ok, ab._or(allEmpty, aligned));
     rewriter.replaceOp(op, ok);
     return success();
   }
@@ -653,7 +609,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
   matchAndRewrite(ViewConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     ValueRange parts = adaptor.getParts();
     MemRefType resultType = op.getType();
     bool isMatrix = resultType.getRank() == 2;
@@ -668,7 +624,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
       PartLayout layout = readLayout(rewriter, loc, part);
       auto partType = cast<MemRefType>(part.getType());
       total =
-          ab.addOfr(total, partType.isDynamicDim(0)
+          slin::addOfr(rewriter, loc, total, partType.isDynamicDim(0)
                                ? OpFoldResult(layout.rows)
                                : rewriter.getIndexAttr(partType.getDimSize(0)));
       Value nonEmpty = ab.ne(layout.rows, 0);
@@ -680,7 +636,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
         seen = nonEmpty;
         continue;
       }
-      Value isFirst = ab.andi(nonEmpty, ab.notb(seen));
+      Value isFirst = ab._and(nonEmpty, ab._not(seen));
       base = ab.select(isFirst, layout.base, base);
       offset = ab.select(isFirst, layout.offset, offset);
       if (isMatrix)
@@ -688,7 +644,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
       if (needCols)
         cols = ab.select(isFirst, layout.cols, cols);
       if (i + 1 < parts.size())
-        seen = ab.ori(seen, nonEmpty);
+        seen = ab._or(seen, nonEmpty);
     }
 
     SmallVector<OpFoldResult> sizes{total}, strides;
@@ -743,12 +699,15 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
     FailureOr<Value> context = getRuntimeContext(rewriter, op);
     if (failed(context))
       return rewriter.notifyMatchFailure(op, "no runtime context available");
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
+    auto value = [&](OpFoldResult ofr) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
+    };
     Value bytes = ab.index(0);
     for (Value part : adaptor.getWeights()) {
       auto type = cast<MemRefType>(part.getType());
-      Value elements = ab.mul(ab.value(sizeOf(rewriter, loc, part, 0)),
-                              ab.value(sizeOf(rewriter, loc, part, 1)));
+      Value elements = ab.mul(value(sizeOf(rewriter, loc, part, 0)),
+                              value(sizeOf(rewriter, loc, part, 1)));
       bytes = ab.add(bytes, ab.mul(elements,
                                    ab.index(elementBytes(type.getElementType()))));
     }
