@@ -6,8 +6,11 @@
 // temporary buffers the slin passes allocate (`memref.alloc {slin.buffer}`)
 // come from the runtime's allocator, and `slin.is_adjacent` /
 // `slin.view_concat` become memref metadata arithmetic. Every runtime call
-// takes the function's runtime context: its `!llvm.ptr {slin.context}`
-// argument, or `slinrt_default_context()`.
+// takes the function's runtime context: its `!slin.context` argument, or
+// `slinrt_default_context()`. The runtime calls take the context as
+// `!llvm.ptr`; a second step lowers `!slin.context` itself to `!llvm.ptr`
+// (function signatures, calls, returns), so a compiled kernel's C interface
+// takes the `slinrt_context *` where its IR has the `!slin.context`.
 //
 // Memref operands are cast to fully dynamic strided types first, so that one
 // declaration per entry point serves every call site; the declarations carry
@@ -24,6 +27,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,8 +49,6 @@ using namespace mlir::slin;
 
 namespace {
 
-/// The function argument attribute that marks the runtime context.
-constexpr StringLiteral kContextAttrName = "slin.context";
 /// The plain C function that returns the process-wide CPU context.
 constexpr StringLiteral kDefaultContextFn = "slinrt_default_context";
 /// The plain C function that decides the `auto` strategy at run time.
@@ -197,23 +199,48 @@ FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
   return func::CallOp::create(rewriter, op->getLoc(), *callee, operands);
 }
 
-/// The runtime context for calls made from `op`: the `!llvm.ptr` argument of
-/// the enclosing function marked `{slin.context}`, else the result of a
-/// `slinrt_default_context()` call at the start of the function's entry block
-/// (created on first use, shared by the later ones).
+/// The `!slin.context` argument of `func`: null when it has none, failure
+/// when it has more than one.
+FailureOr<BlockArgument> getContextArgument(func::FuncOp func) {
+  BlockArgument context;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<ContextType>(arg.getType()))
+      continue;
+    if (context)
+      return failure();
+    context = arg;
+  }
+  return context;
+}
+
+/// The runtime context for calls made from `op`, as the `!llvm.ptr` that the
+/// runtime's entry points take: the enclosing function's `!slin.context`
+/// argument through an `unrealized_conversion_cast` (which
+/// convertSlinContextToLLVMPointer folds away once the argument is a
+/// pointer), else the result of a `slinrt_default_context()` call. Either is
+/// made at the start of the function's entry block on first use and shared
+/// by the later ones.
 FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
   auto func = op->getParentOfType<func::FuncOp>();
   if (!func || func.isExternal())
     return failure();
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (func.getArgAttr(i, kContextAttrName)) {
-      BlockArgument arg = func.getArgument(i);
-      if (!isa<LLVM::LLVMPointerType>(arg.getType()))
-        return failure();
-      return Value(arg);
-    }
-  Block &entry = func.getBody().front();
+  FailureOr<BlockArgument> argument = getContextArgument(func);
+  if (failed(argument))
+    return failure();
   Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
+  Block &entry = func.getBody().front();
+  if (BlockArgument context = *argument) {
+    if (!entry.empty())
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(entry.front()))
+        if (cast->getNumOperands() == 1 && cast->getOperand(0) == context &&
+            cast.getResultTypes() == TypeRange{ptrType})
+          return cast.getResult(0);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&entry);
+    return UnrealizedConversionCastOp::create(rewriter, func.getLoc(), ptrType,
+                                              ValueRange{context})
+        .getResult(0);
+  }
   // Reuse an earlier call, if it returns the pointer (a declaration of
   // another type is refused by lookupOrDeclare below).
   if (!entry.empty())
@@ -738,6 +765,31 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// !slin.context
+//===----------------------------------------------------------------------===//
+
+/// `unrealized_conversion_cast %ctx : !slin.context to !llvm.ptr` (made by
+/// getRuntimeContext) → the lowered `%ctx`, once the type converter has made
+/// it a pointer; likewise a cast of a pointer to `!slin.context`.
+struct FoldContextCast : OpConversionPattern<UnrealizedConversionCastOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(UnrealizedConversionCastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "not a cast of one value");
+    Value lowered = adaptor.getInputs().front();
+    if (lowered.getType() !=
+        getTypeConverter()->convertType(op.getResult(0).getType()))
+      return rewriter.notifyMatchFailure(
+          op, "the lowered operand does not have the lowered result type");
+    rewriter.replaceOp(op, lowered);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::slin::populateSlinToRuntimeConversionPatterns(
@@ -747,6 +799,35 @@ void mlir::slin::populateSlinToRuntimeConversionPatterns(
                RuntimeBufferDealloc>(ctx, target);
   patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast,
                PreferPerPartToRuntimeCall>(ctx);
+}
+
+LogicalResult mlir::slin::convertSlinContextToLLVMPointer(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  TypeConverter converter;
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](ContextType type) -> Type {
+    return LLVM::LLVMPointerType::get(type.getContext());
+  });
+
+  ConversionTarget target(*ctx);
+  target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+    return converter.isSignatureLegal(func.getFunctionType()) &&
+           converter.isLegal(&func.getBody());
+  });
+  // Any other op with a context operand or result (an scf.if yielding one,
+  // a branch passing one to a block) has no lowering: the conversion fails.
+  target.markUnknownOpDynamicallyLegal(
+      [&](Operation *op) { return converter.isLegal(op); });
+
+  RewritePatternSet patterns(ctx);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  patterns.add<FoldContextCast>(converter, ctx);
+  ConversionConfig config;
+  config.foldingMode = DialectConversionFoldingMode::Never;
+  return applyPartialConversion(root, target, std::move(patterns), config);
 }
 
 namespace {
@@ -760,7 +841,7 @@ struct ConvertSlinToRuntimePass
   using Base::Base;
 
   /// Checks what the patterns cannot report well: ops that belong to an
-  /// earlier pass, and malformed context arguments.
+  /// earlier pass, and functions with more than one runtime context.
   LogicalResult checkInput(ModuleOp module) {
     bool failedCheck = false;
     module.walk([&](Operation *op) {
@@ -773,22 +854,20 @@ struct ConvertSlinToRuntimePass
       auto func = dyn_cast<func::FuncOp>(op);
       if (!func || func.isExternal())
         return;
-      int contexts = 0;
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-        if (!func.getArgAttr(i, kContextAttrName))
+      std::optional<unsigned> first;
+      for (BlockArgument arg : func.getArguments()) {
+        if (!isa<ContextType>(arg.getType()))
           continue;
-        if (!isa<LLVM::LLVMPointerType>(func.getArgument(i).getType())) {
-          func.emitError() << "argument #" << i << " is marked '"
-                           << kContextAttrName << "' but has type "
-                           << func.getArgument(i).getType()
-                           << ", expected !llvm.ptr";
-          failedCheck = true;
+        if (!first) {
+          first = arg.getArgNumber();
+          continue;
         }
-        if (++contexts == 2) {
-          func.emitError() << "more than one argument is marked '"
-                           << kContextAttrName << "'";
-          failedCheck = true;
-        }
+        func.emitError() << "argument #" << arg.getArgNumber()
+                         << " is a second runtime context (the first is "
+                            "argument #"
+                         << *first << "): a function takes at most one "
+                         << arg.getType() << " argument";
+        failedCheck = true;
       }
     });
     return failure(failedCheck);
@@ -816,6 +895,9 @@ struct ConvertSlinToRuntimePass
     config.foldingMode = DialectConversionFoldingMode::Never;
     if (failed(applyPartialConversion(module, conversionTarget,
                                       std::move(patterns), config)))
+      return signalPassFailure();
+    // Only now: the patterns above find the context by its type.
+    if (failed(convertSlinContextToLLVMPointer(module)))
       return signalPassFailure();
   }
 };
