@@ -3,7 +3,7 @@
 !m2 = memref<?x32xf32, strided<[15, ?], offset: ?>>
 !v1 = memref<32xf32, strided<[?], offset: ?>>
 
-func.func @checked(%ctx: !llvm.ptr {slin.context}, %x: !m2, %w0: !m2, %w1: !m2,
+func.func @checked(%ctx: !slin.context, %x: !m2, %w0: !m2, %w1: !m2,
                    %b0: !v1, %b1: !v1, %y: !m2) {
   slin.linear ins(%x : !m2) weights(%w0, %w1 : !m2, !m2)
       bias(%b0, %b1 : !v1, !v1) outs(%y : !m2)

@@ -111,7 +111,8 @@ typedef struct SlinKernelSpec {
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public
 /// function `slin_kernel` with `llvm.emit_c_interface`, taking the context
-/// (`!llvm.ptr {slin.context}`) and then strided memrefs:
+/// (`!slin.context`: a `slinrt_context *` once compiled) and then strided
+/// memrefs:
 ///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y   -> i32 (a SlinKernelPath)
 ///   DGRAD: dy, w_0..w_{n-1}, dx                 -> i32 (a SlinKernelPath)
 ///   WGRAD: dy, x, dw, [db]

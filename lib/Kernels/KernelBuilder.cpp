@@ -96,7 +96,7 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   MemRefType matrix = stridedType(*elementType, 2);
   MemRefType vector = stridedType(*elementType, 1);
-  SmallVector<Type> argTypes{LLVM::LLVMPointerType::get(ctx)};
+  SmallVector<Type> argTypes{slin::ContextType::get(ctx)};
   switch (spec.kind) {
   case SLIN_KERNEL_FPROP: {
     argTypes.push_back(matrix);
@@ -139,7 +139,6 @@ splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
   auto func = func::FuncOp::create(b, loc, "slin_kernel",
                                    b.getFunctionType(argTypes, resultTypes));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
-  func.setArgAttr(0, "slin.context", b.getUnitAttr());
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   ValueRange args = body->getArguments().drop_front();

@@ -79,7 +79,7 @@ int main(void) {
   SlinKernelSpec spec = {SLIN_KERNEL_FPROP, SLINRT_F32, 3, partDtypes, 1, NULL,
                          SLIN_TARGET_CPU, /*alignment=*/16};
   char *ir = slinKernelBuildIR(&spec, &error);
-  /* CHECK: func.func @slin_kernel(%{{.*}}: !llvm.ptr {slin.context}, %{{.*}}: memref<?x?xf32, strided<[?, ?], offset: ?>>
+  /* CHECK: func.func @slin_kernel(%{{.*}}: !slin.context, %{{.*}}: memref<?x?xf32, strided<[?, ?], offset: ?>>
    * CHECK-SAME: -> i32
    * CHECK: slin.linear ins(
    * CHECK-SAME: bias(

@@ -9,26 +9,26 @@
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
-func.func private @slinrt_default_context() -> !llvm.ptr
-func.func private @slinrt_context_status(!llvm.ptr) -> i32
-func.func private @slinrt_context_clear_error(!llvm.ptr)
+func.func private @slinrt_default_context() -> !slin.context
+func.func private @slinrt_context_status(!slin.context) -> i32
+func.func private @slinrt_context_clear_error(!slin.context)
 
 /// Allocates and frees an n x 16 f32 runtime buffer (64 · n bytes).
-func.func @buffer(%ctx: !llvm.ptr {slin.context}, %n: index) {
+func.func @buffer(%ctx: !slin.context, %n: index) {
   %buf = memref.alloc(%n) {slin.buffer} : memref<?x16xf32>
   memref.dealloc %buf {slin.buffer} : memref<?x16xf32>
   return
 }
 
 /// Runs @buffer and prints [id, status, status after clearing].
-func.func @show(%ctx: !llvm.ptr, %id: f32, %n: index) {
+func.func @show(%ctx: !slin.context, %id: f32, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  func.call @buffer(%ctx, %n) : (!llvm.ptr, index) -> ()
-  %st = func.call @slinrt_context_status(%ctx) : (!llvm.ptr) -> i32
-  func.call @slinrt_context_clear_error(%ctx) : (!llvm.ptr) -> ()
-  %st2 = func.call @slinrt_context_status(%ctx) : (!llvm.ptr) -> i32
+  func.call @buffer(%ctx, %n) : (!slin.context, index) -> ()
+  %st = func.call @slinrt_context_status(%ctx) : (!slin.context) -> i32
+  func.call @slinrt_context_clear_error(%ctx) : (!slin.context) -> ()
+  %st2 = func.call @slinrt_context_status(%ctx) : (!slin.context) -> i32
   %out = memref.alloc() : memref<3xf32>
   %stf = arith.sitofp %st : i32 to f32
   %st2f = arith.sitofp %st2 : i32 to f32
@@ -42,25 +42,25 @@ func.func @show(%ctx: !llvm.ptr, %id: f32, %n: index) {
 }
 
 func.func @main() {
-  %ctx = func.call @slinrt_default_context() : () -> !llvm.ptr
+  %ctx = func.call @slinrt_default_context() : () -> !slin.context
 
   // 4 rows: 256 bytes, allocated and freed.
   // CHECK: {{^}}[1, 0, 0]
   %id1 = arith.constant 1.0 : f32
   %n1 = arith.constant 4 : index
-  func.call @show(%ctx, %id1, %n1) : (!llvm.ptr, f32, index) -> ()
+  func.call @show(%ctx, %id1, %n1) : (!slin.context, f32, index) -> ()
 
   // Regression: 2^58 + 1 rows are 2^64 + 64 bytes, which wrapped to a
   // 64-byte allocation without an error.
   // CHECK: {{^}}[2, 1, 0]
   %id2 = arith.constant 2.0 : f32
   %n2 = arith.constant 288230376151711745 : index
-  func.call @show(%ctx, %id2, %n2) : (!llvm.ptr, f32, index) -> ()
+  func.call @show(%ctx, %id2, %n2) : (!slin.context, f32, index) -> ()
 
   // 2^57 rows are 2^63 bytes: no wrap, but past INT64_MAX.
   // CHECK: {{^}}[3, 1, 0]
   %id3 = arith.constant 3.0 : f32
   %n3 = arith.constant 144115188075855872 : index
-  func.call @show(%ctx, %id3, %n3) : (!llvm.ptr, f32, index) -> ()
+  func.call @show(%ctx, %id3, %n3) : (!slin.context, f32, index) -> ()
   return
 }

@@ -1,6 +1,6 @@
 // A kernel whose weight and bias parts are function arguments: adjacency is
 // only known at run time (slin.is_adjacent, then a view or a copy). It runs on
-// an explicit CPU context (the `{slin.context}` argument) with parts that are
+// an explicit CPU context (the `!slin.context` argument) with parts that are
 // (1) adjacent row blocks of one buffer, (2) the same blocks in reversed
 // order, (3) adjacent but not 16-byte aligned, (4) adjacent with padded rows
 // (ld 8 > K 5), (5) separated by a gap row. Every case must compute
@@ -15,8 +15,8 @@
 !v1 = memref<?xf32, strided<[?], offset: ?>>
 
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
-func.func private @slinrt_default_context() -> !llvm.ptr
-func.func private @slinrt_context_status(!llvm.ptr) -> i32
+func.func private @slinrt_default_context() -> !slin.context
+func.func private @slinrt_context_status(!slin.context) -> i32
 
 /// m[i, j] = ((a·(i + row0) + b·j + c) mod 5) - 2, an integer in [-2, 2].
 func.func @fill(%m: !m2, %row0: index, %a: index, %b: index, %c: index) {
@@ -101,11 +101,11 @@ func.func @maxdiff(%got: !m2, %want: !m2) -> f32 {
 }
 
 /// Prints [id, diff, status of ctx] (status 0 is SLINRT_OK).
-func.func @report(%id: f32, %diff: f32, %ctx: !llvm.ptr) {
+func.func @report(%id: f32, %diff: f32, %ctx: !slin.context) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
-  %st = func.call @slinrt_context_status(%ctx) : (!llvm.ptr) -> i32
+  %st = func.call @slinrt_context_status(%ctx) : (!slin.context) -> i32
   %stf = arith.sitofp %st : i32 to f32
   %out = memref.alloc() : memref<3xf32>
   memref.store %id, %out[%c0] : memref<3xf32>
@@ -165,11 +165,11 @@ func.func @ref_linear(%x: !m2, %w: !m2, %b: !v1, %useBias: i1) -> !m2 {
   return %ref : !m2
 }
 
-func.func private @slinrt_context_create_cpu() -> !llvm.ptr
-func.func private @slinrt_context_destroy(!llvm.ptr)
+func.func private @slinrt_context_create_cpu() -> !slin.context
+func.func private @slinrt_context_destroy(!slin.context)
 
 /// y = x · concat(w0, w1)ᵀ + concat(b0, b1) on the context %ctx.
-func.func @kernel(%ctx: !llvm.ptr {slin.context}, %x: !m2, %w0: !m2, %w1: !m2,
+func.func @kernel(%ctx: !slin.context, %x: !m2, %w0: !m2, %w1: !m2,
                   %b0: !v1, %b1: !v1, %y: !m2) {
   slin.linear ins(%x : !m2) weights(%w0, %w1 : !m2, !m2)
       bias(%b0, %b1 : !v1, !v1) outs(%y : !m2)
@@ -179,7 +179,7 @@ func.func @kernel(%ctx: !llvm.ptr {slin.context}, %x: !m2, %w0: !m2, %w1: !m2,
 /// Runs the kernel on parts w0 = wbuf[r0 : r0 + 2, 0 : 5], w1 = wbuf[r1 : r1 + 4,
 /// 0 : 5] (b0 = bbuf[r0 : r0 + 2], b1 = bbuf[r1 : r1 + 4]) after filling them
 /// with rows [0, 2) and [2, 6) of W / b, and reports the difference.
-func.func @run_case(%id: f32, %ctx: !llvm.ptr, %x: !m2, %w: !m2, %b: !v1,
+func.func @run_case(%id: f32, %ctx: !slin.context, %x: !m2, %w: !m2, %b: !v1,
                     %wbuf: !m2, %bbuf: !v1, %r0: index, %r1: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -200,10 +200,10 @@ func.func @run_case(%id: f32, %ctx: !llvm.ptr, %x: !m2, %w: !m2, %b: !v1,
   %y = func.call @matrix(%c3, %c6, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index) -> !m2
   func.call @poison(%y) : (!m2) -> ()
   func.call @kernel(%ctx, %x, %w0, %w1, %b0, %b1, %y)
-      : (!llvm.ptr, !m2, !m2, !m2, !v1, !v1, !m2) -> ()
+      : (!slin.context, !m2, !m2, !m2, !v1, !v1, !m2) -> ()
   %ref = func.call @ref_linear(%x, %w, %b, %true) : (!m2, !m2, !v1, i1) -> !m2
   %d = func.call @maxdiff(%y, %ref) : (!m2, !m2) -> f32
-  func.call @report(%id, %d, %ctx) : (f32, f32, !llvm.ptr) -> ()
+  func.call @report(%id, %d, %ctx) : (f32, f32, !slin.context) -> ()
   memref.dealloc %y : !m2
   memref.dealloc %ref : !m2
   return
@@ -219,7 +219,7 @@ func.func @main() {
   %c6 = arith.constant 6 : index
   %c7 = arith.constant 7 : index
   %c8 = arith.constant 8 : index
-  %ctx = func.call @slinrt_context_create_cpu() : () -> !llvm.ptr
+  %ctx = func.call @slinrt_context_create_cpu() : () -> !slin.context
   %x = func.call @matrix(%c3, %c5, %c0, %c1, %c2, %c0) : (index, index, index, index, index, index) -> !m2
   %w = func.call @matrix(%c6, %c5, %c0, %c3, %c1, %c1) : (index, index, index, index, index, index) -> !m2
   %b = func.call @vector(%c6, %c0, %c2, %c1) : (index, index, index, index) -> !v1
@@ -231,29 +231,29 @@ func.func @main() {
   // CHECK-NEXT: [1, 0, 0]
   %id1 = arith.constant 1.0 : f32
   func.call @run_case(%id1, %ctx, %x, %w, %b, %wbuf, %bbuf, %c0, %c2)
-      : (f32, !llvm.ptr, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
+      : (f32, !slin.context, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
   // CHECK: data =
   // CHECK-NEXT: [2, 0, 0]
   %id2 = arith.constant 2.0 : f32
   func.call @run_case(%id2, %ctx, %x, %w, %b, %wbuf, %bbuf, %c4, %c0)
-      : (f32, !llvm.ptr, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
+      : (f32, !slin.context, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
   // CHECK: data =
   // CHECK-NEXT: [3, 0, 0]
   %id3 = arith.constant 3.0 : f32
   func.call @run_case(%id3, %ctx, %x, %w, %b, %wbuf, %bbuf, %c1, %c3)
-      : (f32, !llvm.ptr, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
+      : (f32, !slin.context, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
   // CHECK: data =
   // CHECK-NEXT: [4, 0, 0]
   %id4 = arith.constant 4.0 : f32
   func.call @run_case(%id4, %ctx, %x, %w, %b, %padded, %bbuf, %c0, %c2)
-      : (f32, !llvm.ptr, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
+      : (f32, !slin.context, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
   // CHECK: data =
   // CHECK-NEXT: [5, 0, 0]
   %id5 = arith.constant 5.0 : f32
   func.call @run_case(%id5, %ctx, %x, %w, %b, %wbuf, %bbuf, %c0, %c3)
-      : (f32, !llvm.ptr, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
+      : (f32, !slin.context, !m2, !m2, !v1, !m2, !v1, index, index) -> ()
 
-  func.call @slinrt_context_destroy(%ctx) : (!llvm.ptr) -> ()
+  func.call @slinrt_context_destroy(%ctx) : (!slin.context) -> ()
   memref.dealloc %x : !m2
   memref.dealloc %w : !m2
   memref.dealloc %b : !v1

@@ -11,11 +11,11 @@
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
-func.func private @slinrt_default_context() -> !llvm.ptr
-func.func private @slinrt_context_status(!llvm.ptr) -> i32
-func.func private @slinrt_context_clear_error(!llvm.ptr)
+func.func private @slinrt_default_context() -> !slin.context
+func.func private @slinrt_context_status(!slin.context) -> i32
+func.func private @slinrt_context_clear_error(!slin.context)
 
-func.func @kernel(%ctx: !llvm.ptr {slin.context}, %x: memref<2x4xf32>, %w: memref<3x4xf32>,
+func.func @kernel(%ctx: !slin.context, %x: memref<2x4xf32>, %w: memref<3x4xf32>,
                   %y: memref<2x3xf32>) {
   slin.gemm ins(%x, %w : memref<2x4xf32>, memref<3x4xf32>) outs(%y : memref<2x3xf32>) {transpose_b}
   return
@@ -24,14 +24,14 @@ func.func @kernel(%ctx: !llvm.ptr {slin.context}, %x: memref<2x4xf32>, %w: memre
 func.func @main() {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %ctx = func.call @slinrt_default_context() : () -> !llvm.ptr
+  %ctx = func.call @slinrt_default_context() : () -> !slin.context
   %x = memref.alloc() : memref<2x4xf32>
   %w = memref.alloc() : memref<3x4xf32>
   %y = memref.alloc() : memref<2x3xf32>
-  func.call @kernel(%ctx, %x, %w, %y) : (!llvm.ptr, memref<2x4xf32>, memref<3x4xf32>, memref<2x3xf32>) -> ()
-  %st = func.call @slinrt_context_status(%ctx) : (!llvm.ptr) -> i32
-  func.call @slinrt_context_clear_error(%ctx) : (!llvm.ptr) -> ()
-  %st2 = func.call @slinrt_context_status(%ctx) : (!llvm.ptr) -> i32
+  func.call @kernel(%ctx, %x, %w, %y) : (!slin.context, memref<2x4xf32>, memref<3x4xf32>, memref<2x3xf32>) -> ()
+  %st = func.call @slinrt_context_status(%ctx) : (!slin.context) -> i32
+  func.call @slinrt_context_clear_error(%ctx) : (!slin.context) -> ()
+  %st2 = func.call @slinrt_context_status(%ctx) : (!slin.context) -> i32
   %out = memref.alloc() : memref<2xf32>
   %stf = arith.sitofp %st : i32 to f32
   %st2f = arith.sitofp %st2 : i32 to f32

@@ -17,9 +17,31 @@ def ConvertSlinToRuntime : Pass<"convert-slin-to-runtime", "::mlir::ModuleOp"> {
     `llvm.emit_c_interface` so memrefs travel as strided descriptors;
     `memref.alloc`/`memref.dealloc` into the runtime's allocator;
     `slin.is_adjacent` and `slin.view_concat` into memref metadata arithmetic.
-    The runtime context is the function's `!llvm.ptr` argument marked
-    `{slin.context}`, or `slinrt_default_context()` when there is none.
+    The runtime context is the function's `!slin.context` argument, or
+    `slinrt_default_context()` when there is none; a function with two
+    `!slin.context` arguments is an error. Last, `!slin.context` is lowered
+    to `!llvm.ptr` in function signatures, calls and returns, so that the
+    compiled function's C interface takes a `slinrt_context *` there.
     See include/splitlinear/Runtime/Runtime.h for the ABI.
+
+    ```mlir
+    // Before:
+    func.func @kernel(%ctx: !slin.context, %a: memref<4x8xf32>,
+                      %b: memref<16x8xf32>, %d: memref<4x16xf32>) {
+      slin.gemm ins(%a, %b : memref<4x8xf32>, memref<16x8xf32>)
+          outs(%d : memref<4x16xf32>) {transpose_b}
+      return
+    }
+    // After (target=cpu; !dyn is memref<?x?xf32, strided<[?, ?], offset: ?>>):
+    func.func @kernel(%ctx: !llvm.ptr, %a: memref<4x8xf32>,
+                      %b: memref<16x8xf32>, %d: memref<4x16xf32>) {
+      %0 = memref.cast %a : memref<4x8xf32> to !dyn
+      ...
+      call @slinrt_cpu_gemm_f32(%ctx, %0, %1, %2, %3, %c0_i32, %c1_i32, %c0_i32)
+          : (!llvm.ptr, !dyn, !dyn, !dyn, memref<?xf32, ...>, i32, i32, i32) -> ()
+      return
+    }
+    ```
   }];
   let options = [
     Option<"target", "target", "::mlir::slin::RuntimeTarget",

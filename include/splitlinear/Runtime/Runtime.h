@@ -6,7 +6,8 @@
 // ABI decisions (see docs/Design.md, "Runtime ABI"):
 //  * Runtime state (BLAS/cuBLASLt handle, workspace, stream, allocator) lives in
 //    an opaque `slinrt_context`. Lowered IR receives it through an explicit
-//    `!llvm.ptr` function argument marked `{slin.context}`; functions without
+//    function argument of type `!slin.context`, which the lowering turns into
+//    `!llvm.ptr` (a `slinrt_context *` in the C interface); functions without
 //    one use `slinrt_default_context()` (CPU).
 //  * Entry points called from IR use MLIR's C interface
 //    (`llvm.emit_c_interface`): memrefs arrive as pointers to strided memref

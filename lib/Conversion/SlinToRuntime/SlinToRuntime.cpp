@@ -6,8 +6,11 @@
 // temporary buffers the slin passes allocate (`memref.alloc {slin.buffer}`)
 // come from the runtime's allocator, and `slin.is_adjacent` /
 // `slin.view_concat` become memref metadata arithmetic. Every runtime call
-// takes the function's runtime context: its `!llvm.ptr {slin.context}`
-// argument, or `slinrt_default_context()`.
+// takes the function's runtime context: its `!slin.context` argument, or
+// `slinrt_default_context()`. The runtime calls take the context as
+// `!llvm.ptr`; a second step lowers `!slin.context` itself to `!llvm.ptr`
+// (function signatures, calls, returns), so a compiled kernel's C interface
+// takes the `slinrt_context *` where its IR has the `!slin.context`.
 //
 // Memref operands are cast to fully dynamic strided types first, so that one
 // declaration per entry point serves every call site; the declarations carry
@@ -18,11 +21,13 @@
 
 #include "splitlinear/Conversion/SlinToRuntime/SlinToRuntime.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/Dialect/Slin/Utils/ArithUtils.h"
 #include "splitlinear/Dialect/Slin/Utils/Utils.h"
 #include "splitlinear/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -44,8 +49,6 @@ using namespace mlir::slin;
 
 namespace {
 
-/// The function argument attribute that marks the runtime context.
-constexpr StringLiteral kContextAttrName = "slin.context";
 /// The plain C function that returns the process-wide CPU context.
 constexpr StringLiteral kDefaultContextFn = "slinrt_default_context";
 /// The plain C function that decides the `auto` strategy at run time.
@@ -196,23 +199,48 @@ FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
   return func::CallOp::create(rewriter, op->getLoc(), *callee, operands);
 }
 
-/// The runtime context for calls made from `op`: the `!llvm.ptr` argument of
-/// the enclosing function marked `{slin.context}`, else the result of a
-/// `slinrt_default_context()` call at the start of the function's entry block
-/// (created on first use, shared by the later ones).
+/// The `!slin.context` argument of `func`: null when it has none, failure
+/// when it has more than one.
+FailureOr<BlockArgument> getContextArgument(func::FuncOp func) {
+  BlockArgument context;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<ContextType>(arg.getType()))
+      continue;
+    if (context)
+      return failure();
+    context = arg;
+  }
+  return context;
+}
+
+/// The runtime context for calls made from `op`, as the `!llvm.ptr` that the
+/// runtime's entry points take: the enclosing function's `!slin.context`
+/// argument through an `unrealized_conversion_cast` (which
+/// convertSlinContextToLLVMPointer folds away once the argument is a
+/// pointer), else the result of a `slinrt_default_context()` call. Either is
+/// made at the start of the function's entry block on first use and shared
+/// by the later ones.
 FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
   auto func = op->getParentOfType<func::FuncOp>();
   if (!func || func.isExternal())
     return failure();
-  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-    if (func.getArgAttr(i, kContextAttrName)) {
-      BlockArgument arg = func.getArgument(i);
-      if (!isa<LLVM::LLVMPointerType>(arg.getType()))
-        return failure();
-      return Value(arg);
-    }
-  Block &entry = func.getBody().front();
+  FailureOr<BlockArgument> argument = getContextArgument(func);
+  if (failed(argument))
+    return failure();
   Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
+  Block &entry = func.getBody().front();
+  if (BlockArgument context = *argument) {
+    if (!entry.empty())
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(entry.front()))
+        if (cast->getNumOperands() == 1 && cast->getOperand(0) == context &&
+            cast.getResultTypes() == TypeRange{ptrType})
+          return cast.getResult(0);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(&entry);
+    return UnrealizedConversionCastOp::create(rewriter, func.getLoc(), ptrType,
+                                              ValueRange{context})
+        .getResult(0);
+  }
   // Reuse an earlier call, if it returns the pointer (a declaration of
   // another type is refused by lookupOrDeclare below).
   if (!entry.empty())
@@ -231,51 +259,6 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op) {
   return func::CallOp::create(rewriter, func.getLoc(), *callee, ValueRange{})
       .getResult(0);
 }
-
-/// Small arith builders that keep the patterns readable.
-struct ArithBuilder {
-  OpBuilder &b;
-  Location loc;
-
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value boolean(bool v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI1Type(), v);
-  }
-  Value value(OpFoldResult ofr) {
-    return getValueOrCreateConstantIndexOp(b, loc, ofr);
-  }
-  Value eq(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
-  }
-  Value eq(Value x, int64_t y) { return eq(x, index(y)); }
-  Value ne(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, index(y));
-  }
-  Value sge(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
-  }
-  Value sgt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x,
-                                 index(y));
-  }
-  Value andi(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value ori(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value notb(Value x) {
-    return arith::XOrIOp::create(b, loc, x, boolean(true));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value select(Value c, Value t, Value f) {
-    return arith::SelectOp::create(b, loc, c, t, f);
-  }
-  /// `x + y`, folded when constant (slin::addOfr).
-  OpFoldResult addOfr(OpFoldResult x, OpFoldResult y) {
-    return slin::addOfr(b, loc, x, y);
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // slin.gemm
@@ -300,7 +283,7 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     if (failed(context))
       return rewriter.notifyMatchFailure(op, "no runtime context available");
 
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     Value bias = adaptor.getBias();
     if (!bias)
       bias = memref::AllocaOp::create(rewriter, loc,
@@ -363,7 +346,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
       rewriter.eraseOp(op);
       return success();
     }
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     int64_t rank = outputType.getRank();
     OpFoldResult zero = rewriter.getIndexAttr(0),
                  one = rewriter.getIndexAttr(1);
@@ -398,7 +381,7 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
         return rewriter.notifyMatchFailure(
             op, "symbol '" + name + "' exists with another type");
       if (i + 1 < parts.size())
-        offset = ab.addOfr(offset, rows);
+        offset = slin::addOfr(rewriter, loc, offset, rows);
     }
     rewriter.eraseOp(op);
     return success();
@@ -438,7 +421,7 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
       return rewriter.notifyMatchFailure(op, "no runtime context available");
 
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     int64_t staticBytes = bytesPerElement;
     for (int64_t size : type.getShape())
       if (!ShapedType::isDynamic(size) &&
@@ -459,10 +442,10 @@ struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
       // One statement per op: the IR must not depend on the compiler's
       // argument evaluation order.
       Value same = ab.eq(quotient, bytes);
-      Value changed = ab.notb(same);
-      Value nonZero = ab.notb(isZero);
-      Value wrapped = ab.andi(nonZero, changed);
-      overflow = ab.ori(overflow, wrapped);
+      Value changed = ab._not(same);
+      Value nonZero = ab._not(isZero);
+      Value wrapped = ab._and(nonZero, changed);
+      overflow = ab._or(overflow, wrapped);
       bytes = product;
     }
     if (!adaptor.getDynamicSizes().empty()) {
@@ -558,7 +541,7 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
   matchAndRewrite(IsAdjacentOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     ValueRange parts = adaptor.getParts();
     Type elementType =
         cast<MemRefType>(parts.front().getType()).getElementType();
@@ -584,8 +567,8 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
       Value address =
           memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, part);
       Value nonEmpty = ab.ne(layout.rows, 0);
-      Value notSeen = ab.notb(seen);
-      Value isFirst = ab.andi(nonEmpty, notSeen);
+      Value notSeen = ab._not(seen);
+      Value isFirst = ab._and(nonEmpty, notSeen);
 
       // (3) Contiguous within a row, one common row stride (and width).
       Value cond;
@@ -597,23 +580,23 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
         Value commonCols = ab.eq(layout.cols, newCols);
         Value unitColStride = ab.eq(layout.colStride, 1);
         Value oneCol = ab.eq(layout.cols, 1);
-        Value rowContiguous = ab.ori(unitColStride, oneCol);
-        cond = ab.andi(rowContiguous, ab.andi(commonLd, commonCols));
+        Value rowContiguous = ab._or(unitColStride, oneCol);
+        cond = ab._and(rowContiguous, ab._and(commonLd, commonCols));
         cols = newCols;
       } else {
         Value unitStride = ab.eq(layout.rowStride, 1);
         Value oneElement = ab.eq(layout.rows, 1);
-        cond = ab.ori(unitStride, oneElement);
+        cond = ab._or(unitStride, oneElement);
       }
       // (1) One base allocation; (4) starts where the previous part ends.
       Value equalBase = ab.eq(address, baseAddress);
-      Value sameBase = ab.ori(isFirst, equalBase);
+      Value sameBase = ab._or(isFirst, equalBase);
       Value startsAtEnd = ab.eq(layout.offset, end);
-      Value chained = ab.ori(isFirst, startsAtEnd);
-      cond = ab.andi(cond, ab.andi(sameBase, chained));
+      Value chained = ab._or(isFirst, startsAtEnd);
+      cond = ab._and(cond, ab._and(sameBase, chained));
       // Empty parts impose nothing.
-      Value empty = ab.notb(nonEmpty);
-      ok = ab.andi(ok, ab.ori(empty, cond));
+      Value empty = ab._not(nonEmpty);
+      ok = ab._and(ok, ab._or(empty, cond));
 
       baseAddress = ab.select(isFirst, address, baseAddress);
       firstOffset = ab.select(isFirst, layout.offset, firstOffset);
@@ -622,13 +605,13 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
       end = ab.select(nonEmpty, partEnd, end);
       if (isMatrix)
         total = ab.add(total, layout.rows);
-      seen = ab.ori(seen, nonEmpty);
+      seen = ab._or(seen, nonEmpty);
     }
     // (3) Rows of the view must not overlap: ld >= K when it has two rows.
     if (isMatrix) {
-      Value oneRowAtMost = ab.notb(ab.sgt(total, 1));
+      Value oneRowAtMost = ab._not(ab.sgt(total, ab.index(1)));
       Value noOverlap = ab.sge(ld, cols);
-      ok = ab.andi(ok, ab.ori(oneRowAtMost, noOverlap));
+      ok = ab._and(ok, ab._or(oneRowAtMost, noOverlap));
     }
     // (5) Alignment of the view's first element (only if there is one).
     Value byteOffset = ab.mul(firstOffset, ab.index(bytesPerElement));
@@ -636,8 +619,8 @@ struct IsAdjacentToMetadata : OpConversionPattern<IsAdjacentOp> {
     Value misalignment = arith::RemUIOp::create(rewriter, loc, firstByte,
                                                 ab.index(op.getAlignment()));
     Value aligned = ab.eq(misalignment, 0);
-    Value allEmpty = ab.notb(seen);
-    ok = ab.andi(ok, ab.ori(allEmpty, aligned));
+    Value allEmpty = ab._not(seen);
+    ok = ab._and(ok, ab._or(allEmpty, aligned));
     rewriter.replaceOp(op, ok);
     return success();
   }
@@ -653,7 +636,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
   matchAndRewrite(ViewConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
     ValueRange parts = adaptor.getParts();
     MemRefType resultType = op.getType();
     bool isMatrix = resultType.getRank() == 2;
@@ -668,7 +651,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
       PartLayout layout = readLayout(rewriter, loc, part);
       auto partType = cast<MemRefType>(part.getType());
       total =
-          ab.addOfr(total, partType.isDynamicDim(0)
+          slin::addOfr(rewriter, loc, total, partType.isDynamicDim(0)
                                ? OpFoldResult(layout.rows)
                                : rewriter.getIndexAttr(partType.getDimSize(0)));
       Value nonEmpty = ab.ne(layout.rows, 0);
@@ -680,7 +663,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
         seen = nonEmpty;
         continue;
       }
-      Value isFirst = ab.andi(nonEmpty, ab.notb(seen));
+      Value isFirst = ab._and(nonEmpty, ab._not(seen));
       base = ab.select(isFirst, layout.base, base);
       offset = ab.select(isFirst, layout.offset, offset);
       if (isMatrix)
@@ -688,7 +671,7 @@ struct ViewConcatToReinterpretCast : OpConversionPattern<ViewConcatOp> {
       if (needCols)
         cols = ab.select(isFirst, layout.cols, cols);
       if (i + 1 < parts.size())
-        seen = ab.ori(seen, nonEmpty);
+        seen = ab._or(seen, nonEmpty);
     }
 
     SmallVector<OpFoldResult> sizes{total}, strides;
@@ -743,12 +726,15 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
     FailureOr<Value> context = getRuntimeContext(rewriter, op);
     if (failed(context))
       return rewriter.notifyMatchFailure(op, "no runtime context available");
-    ArithBuilder ab{rewriter, loc};
+    ExtendedArithBuilder ab(rewriter, loc);
+    auto value = [&](OpFoldResult ofr) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, ofr);
+    };
     Value bytes = ab.index(0);
     for (Value part : adaptor.getWeights()) {
       auto type = cast<MemRefType>(part.getType());
-      Value elements = ab.mul(ab.value(sizeOf(rewriter, loc, part, 0)),
-                              ab.value(sizeOf(rewriter, loc, part, 1)));
+      Value elements = ab.mul(value(sizeOf(rewriter, loc, part, 0)),
+                              value(sizeOf(rewriter, loc, part, 1)));
       bytes = ab.add(bytes, ab.mul(elements,
                                    ab.index(elementBytes(type.getElementType()))));
     }
@@ -779,6 +765,31 @@ struct PreferPerPartToRuntimeCall : OpConversionPattern<PreferPerPartOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// !slin.context
+//===----------------------------------------------------------------------===//
+
+/// `unrealized_conversion_cast %ctx : !slin.context to !llvm.ptr` (made by
+/// getRuntimeContext) → the lowered `%ctx`, once the type converter has made
+/// it a pointer; likewise a cast of a pointer to `!slin.context`.
+struct FoldContextCast : OpConversionPattern<UnrealizedConversionCastOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(UnrealizedConversionCastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumOperands() != 1 || op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "not a cast of one value");
+    Value lowered = adaptor.getInputs().front();
+    if (lowered.getType() !=
+        getTypeConverter()->convertType(op.getResult(0).getType()))
+      return rewriter.notifyMatchFailure(
+          op, "the lowered operand does not have the lowered result type");
+    rewriter.replaceOp(op, lowered);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::slin::populateSlinToRuntimeConversionPatterns(
@@ -788,6 +799,35 @@ void mlir::slin::populateSlinToRuntimeConversionPatterns(
                RuntimeBufferDealloc>(ctx, target);
   patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast,
                PreferPerPartToRuntimeCall>(ctx);
+}
+
+LogicalResult mlir::slin::convertSlinContextToLLVMPointer(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  TypeConverter converter;
+  converter.addConversion([](Type type) { return type; });
+  converter.addConversion([](ContextType type) -> Type {
+    return LLVM::LLVMPointerType::get(type.getContext());
+  });
+
+  ConversionTarget target(*ctx);
+  target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+    return converter.isSignatureLegal(func.getFunctionType()) &&
+           converter.isLegal(&func.getBody());
+  });
+  // Any other op with a context operand or result (an scf.if yielding one,
+  // a branch passing one to a block) has no lowering: the conversion fails.
+  target.markUnknownOpDynamicallyLegal(
+      [&](Operation *op) { return converter.isLegal(op); });
+
+  RewritePatternSet patterns(ctx);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                 converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  patterns.add<FoldContextCast>(converter, ctx);
+  ConversionConfig config;
+  config.foldingMode = DialectConversionFoldingMode::Never;
+  return applyPartialConversion(root, target, std::move(patterns), config);
 }
 
 namespace {
@@ -801,7 +841,7 @@ struct ConvertSlinToRuntimePass
   using Base::Base;
 
   /// Checks what the patterns cannot report well: ops that belong to an
-  /// earlier pass, and malformed context arguments.
+  /// earlier pass, and functions with more than one runtime context.
   LogicalResult checkInput(ModuleOp module) {
     bool failedCheck = false;
     module.walk([&](Operation *op) {
@@ -814,22 +854,20 @@ struct ConvertSlinToRuntimePass
       auto func = dyn_cast<func::FuncOp>(op);
       if (!func || func.isExternal())
         return;
-      int contexts = 0;
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-        if (!func.getArgAttr(i, kContextAttrName))
+      std::optional<unsigned> first;
+      for (BlockArgument arg : func.getArguments()) {
+        if (!isa<ContextType>(arg.getType()))
           continue;
-        if (!isa<LLVM::LLVMPointerType>(func.getArgument(i).getType())) {
-          func.emitError() << "argument #" << i << " is marked '"
-                           << kContextAttrName << "' but has type "
-                           << func.getArgument(i).getType()
-                           << ", expected !llvm.ptr";
-          failedCheck = true;
+        if (!first) {
+          first = arg.getArgNumber();
+          continue;
         }
-        if (++contexts == 2) {
-          func.emitError() << "more than one argument is marked '"
-                           << kContextAttrName << "'";
-          failedCheck = true;
-        }
+        func.emitError() << "argument #" << arg.getArgNumber()
+                         << " is a second runtime context (the first is "
+                            "argument #"
+                         << *first << "): a function takes at most one "
+                         << arg.getType() << " argument";
+        failedCheck = true;
       }
     });
     return failure(failedCheck);
@@ -857,6 +895,9 @@ struct ConvertSlinToRuntimePass
     config.foldingMode = DialectConversionFoldingMode::Never;
     if (failed(applyPartialConversion(module, conversionTarget,
                                       std::move(patterns), config)))
+      return signalPassFailure();
+    // Only now: the patterns above find the context by its type.
+    if (failed(convertSlinContextToLLVMPointer(module)))
       return signalPassFailure();
   }
 };

@@ -36,7 +36,7 @@ func.func @concat_2d(%p0: memref<2x8xf32>, %p1: memref<?x8xbf16>, %p2: memref<3x
 
 // Rank 1 (bias parts), converting f16 -> bf16, on the context argument.
 // CHECK-LABEL: func.func @concat_1d(
-// CHECK-SAME: %[[CTX:[^:]*]]: !llvm.ptr {slin.context}, %[[P0:[^:]*]]: memref<4xf16>, %[[P1:[^:]*]]: memref<2xf16, strided<[2]>>, %[[OUT:[^:]*]]: memref<6xbf16>)
+// CHECK-SAME: %[[CTX:[^:]*]]: !llvm.ptr, %[[P0:[^:]*]]: memref<4xf16>, %[[P1:[^:]*]]: memref<2xf16, strided<[2]>>, %[[OUT:[^:]*]]: memref<6xbf16>)
 // CHECK-NOT: slinrt_default_context
 // CHECK: %[[B0:.*]] = memref.subview %[[OUT]][0] [4] [1]
 // CHECK: call @slinrt_[[TGT]]_copy1d_f16_bf16(%[[CTX]],
@@ -44,7 +44,7 @@ func.func @concat_2d(%p0: memref<2x8xf32>, %p1: memref<?x8xbf16>, %p2: memref<3x
 // CHECK: %[[S1:.*]] = memref.cast %[[P1]] : memref<2xf16, strided<[2]>> to memref<?xf16, strided<[?], offset: ?>>
 // CHECK: %[[D1:.*]] = memref.cast %[[B1]] : memref<2xbf16, strided<[1], offset: 4>> to memref<?xbf16, strided<[?], offset: ?>>
 // CHECK: call @slinrt_[[TGT]]_copy1d_f16_bf16(%[[CTX]], %[[S1]], %[[D1]])
-func.func @concat_1d(%ctx: !llvm.ptr {slin.context}, %p0: memref<4xf16>,
+func.func @concat_1d(%ctx: !slin.context, %p0: memref<4xf16>,
                      %p1: memref<2xf16, strided<[2]>>, %out: memref<6xbf16>) {
   slin.concat ins(%p0, %p1 : memref<4xf16>, memref<2xf16, strided<[2]>>) outs(%out : memref<6xbf16>)
   return

@@ -115,14 +115,15 @@ func.func @dtypes(%h: memref<?x?xf16>, %hd: memref<?x?xf16>, %bf: memref<2x3xbf1
   return
 }
 
-// The `{slin.context}` argument is the context: no default context call.
+// The `!slin.context` argument (lowered to `!llvm.ptr`) is the context: no
+// default context call.
 // CHECK-LABEL: func.func @context_argument(
-// CHECK-SAME: %[[A:[^:]*]]: memref<4x4xf32>, %[[CTX:.*]]: !llvm.ptr {slin.context}
+// CHECK-SAME: %[[A:[^:]*]]: memref<4x4xf32>, %[[CTX:[^:]*]]: !llvm.ptr,
 // CHECK-NOT: slinrt_default_context
 // CHECK: call @slinrt_[[TGT]]_gemm_f32(%[[CTX]],
 // CHECK-NOT: slinrt_default_context
 // CHECK: return
-func.func @context_argument(%a: memref<4x4xf32>, %ctx: !llvm.ptr {slin.context}, %d: memref<4x4xf32>) {
+func.func @context_argument(%a: memref<4x4xf32>, %ctx: !slin.context, %d: memref<4x4xf32>) {
   slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
   return
 }

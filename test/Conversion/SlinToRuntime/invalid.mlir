@@ -25,18 +25,24 @@ func.func @leftover_dgrad(%dy: memref<4x8xf32>, %w: memref<8x16xf32>, %dx: memre
 
 // -----
 
-// The context argument must be a pointer.
-// expected-error @+1 {{argument #0 is marked 'slin.context' but has type 'i64', expected !llvm.ptr}}
-func.func @context_not_a_pointer(%ctx: i64 {slin.context}, %a: memref<4x4xf32>, %d: memref<4x4xf32>) {
-  slin.gemm ins(%a, %a : memref<4x4xf32>, memref<4x4xf32>) outs(%d : memref<4x4xf32>)
+// A function has at most one runtime context.
+// expected-error @+1 {{argument #2 is a second runtime context (the first is argument #0): a function takes at most one '!slin.context' argument}}
+func.func @two_contexts(%c0: !slin.context, %a: memref<4x4xf32>, %c1: !slin.context) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{more than one argument is marked 'slin.context'}}
-func.func @two_contexts(%c0: !llvm.ptr {slin.context}, %c1: !llvm.ptr {slin.context}) {
-  return
+// A context is lowered in function signatures, calls and returns only; an op
+// that yields one has no lowering.
+func.func @context_yielded(%ctx: !slin.context, %b: i1) -> !slin.context {
+  // expected-error @+1 {{failed to legalize operation 'scf.if'}}
+  %r = scf.if %b -> !slin.context {
+    scf.yield %ctx : !slin.context
+  } else {
+    scf.yield %ctx : !slin.context
+  }
+  return %r : !slin.context
 }
 
 // -----

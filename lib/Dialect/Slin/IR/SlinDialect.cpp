@@ -1,6 +1,6 @@
 //===- SlinDialect.cpp - slin dialect ---------------------------*- C++ -*-===//
 //
-// Registers the `slin` dialect's operations and attributes.
+// Registers the `slin` dialect's operations, attributes and types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,9 @@ using namespace mlir::slin;
 #define GET_ATTRDEF_CLASSES
 #include "splitlinear/Dialect/Slin/IR/SlinAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "splitlinear/Dialect/Slin/IR/SlinTypes.cpp.inc"
+
 void SlinDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -29,4 +32,26 @@ void SlinDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "splitlinear/Dialect/Slin/IR/SlinAttrs.cpp.inc"
       >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "splitlinear/Dialect/Slin/IR/SlinTypes.cpp.inc"
+      >();
+}
+
+/// Refuses every `slin.*` attribute on a region argument: the dialect
+/// defines none, and one the verifier let pass would mean nothing.
+LogicalResult SlinDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attribute) {
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "argument #" << argIndex << " of region #"
+                            << regionIndex << " has the attribute '"
+                            << attribute.getName().getValue()
+                            << "', but the slin dialect defines no argument "
+                               "attributes";
+  if (attribute.getName() == "slin.context")
+    diag.attachNote() << "the runtime context is an argument of type "
+                      << ContextType::get(getContext());
+  return diag;
 }

@@ -1,6 +1,6 @@
 //===- SlinDialect.h - slin dialect -----------------------------*- C++ -*-===//
 //
-// Declares the `slin` dialect class and its attributes.
+// Declares the `slin` dialect class, its attributes and its types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,9 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "splitlinear/Dialect/Slin/IR/SlinAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "splitlinear/Dialect/Slin/IR/SlinTypes.h.inc"
 
 namespace mlir {
 namespace slin {

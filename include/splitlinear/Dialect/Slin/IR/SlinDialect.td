@@ -33,6 +33,11 @@ def Slin_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::slin";
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  // The dialect defines no argument attributes: a `slin.*` one is an error
+  // (IR that still marks its context `{slin.context}` would otherwise run on
+  // the default context).
+  let hasRegionArgAttrVerify = 1;
   let dependentDialects = [
     "::mlir::memref::MemRefDialect",
     "::mlir::arith::ArithDialect",
@@ -96,5 +101,7 @@ def Slin_Path : I32EnumAttr<"Path",
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::slin";
 }
+
+include "splitlinear/Dialect/Slin/IR/SlinTypes.td"
 
 #endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD
