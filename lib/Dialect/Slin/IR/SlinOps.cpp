@@ -9,7 +9,8 @@
 // in the default memory space: the lowering reads layouts with
 // memref.extract_strided_metadata, builds subviews and passes strided
 // descriptors of plain pointers to the runtime. Static sums of sizes must fit
-// in int64.
+// in int64. `slin.alloc` results have the identity layout, which the
+// lowering's `memref.view` of the runtime's bytes produces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -406,6 +407,31 @@ LogicalResult PreferPerPartOp::verify() {
                          << getWeights().size();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// AllocOp / DeallocOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  MemRefType type = getType();
+  if (type.getRank() == 0)
+    return emitOpError() << "result has type " << type
+                         << ", expected a rank of at least 1";
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "result has type " << type
+                         << ", expected the identity layout";
+  if (type.getMemorySpace())
+    return emitOpError() << "result has type " << type
+                         << ", expected the default memory space";
+  if (getDynamicSizes().size() != static_cast<size_t>(type.getNumDynamicDims()))
+    return emitOpError() << "expects " << type.getNumDynamicDims()
+                         << " dynamic size operands (one per dynamic "
+                            "dimension of the result), got "
+                         << getDynamicSizes().size();
+  return success();
+}
+
+LogicalResult DeallocOp::verify() { return verifyStridedOperands(*this); }
 
 #define GET_OP_CLASSES
 #include "splitlinear/Dialect/Slin/IR/SlinOps.cpp.inc"

@@ -116,7 +116,7 @@ Combined combineParts(PatternRewriter &rewriter, Operation *op,
 void releaseCombined(OpBuilder &rewriter, Location loc,
                      const Combined &combined) {
   if (combined.alwaysOwned) {
-    markRuntimeBuffer(memref::DeallocOp::create(rewriter, loc, combined.buffer));
+    DeallocOp::create(rewriter, loc, combined.buffer);
     return;
   }
   if (!combined.isView)
@@ -125,7 +125,7 @@ void releaseCombined(OpBuilder &rewriter, Location loc,
       rewriter, loc, combined.isView,
       [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l); },
       [&](OpBuilder &b, Location l) {
-        markRuntimeBuffer(memref::DeallocOp::create(b, l, combined.buffer));
+        DeallocOp::create(b, l, combined.buffer);
         scf::YieldOp::create(b, l);
       });
 }
@@ -240,7 +240,7 @@ FailureOr<Value> emitAutoChoice(PatternRewriter &rewriter, Operation *op,
           Value copy =
               buildCopy(rewriter, l2, weights, viewType(weights, elementType));
           fused(l2, copy);
-          markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
+          DeallocOp::create(rewriter, l2, copy);
           return pathConstant(rewriter, l2, Path::copy, withPath);
         });
   };

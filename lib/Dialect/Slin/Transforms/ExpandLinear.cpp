@@ -55,7 +55,7 @@ Value inElementType(OpBuilder &b, Location loc, Value part, Type elementType,
 
 void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
   for (Value buffer : owned)
-    markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
+    DeallocOp::create(b, loc, buffer);
 }
 
 /// Calls `fn(i, part, block)` for each weight part that is not statically

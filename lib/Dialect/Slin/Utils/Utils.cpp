@@ -68,8 +68,7 @@ Value slin::buildConcatCopy(OpBuilder &b, Location loc, ValueRange parts,
   }
   if (type.getRank() == 2 && type.isDynamicDim(1))
     dynSizes.push_back(memref::DimOp::create(b, loc, parts.front(), 1));
-  auto alloc = memref::AllocOp::create(b, loc, type, dynSizes);
-  markRuntimeBuffer(alloc);
-  ConcatOp::create(b, loc, parts, alloc);
-  return alloc;
+  Value buffer = AllocOp::create(b, loc, type, dynSizes);
+  ConcatOp::create(b, loc, parts, buffer);
+  return buffer;
 }

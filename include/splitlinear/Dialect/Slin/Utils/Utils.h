@@ -34,10 +34,10 @@ OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
 /// rank 2, the parts' columns (static when one part's is).
 SmallVector<int64_t> stackedShape(ValueRange parts);
 
-/// Allocates a runtime buffer (`slin.buffer`, identity layout, `elementType`)
+/// Allocates a runtime buffer (`slin.alloc`, identity layout, `elementType`)
 /// of stackedShape(`parts`) and fills it with `slin.concat` of `parts`, which
-/// converts parts of another element type. The caller frees it (a
-/// `memref.dealloc` marked with markRuntimeBuffer).
+/// converts parts of another element type. The caller frees it with
+/// `slin.dealloc`.
 Value buildConcatCopy(OpBuilder &b, Location loc, ValueRange parts,
                       Type elementType);
 
