@@ -472,14 +472,14 @@ void replaceByRuntimeCall(AllocOp op, AllocOp::Adaptor adaptor,
                           func::CallOp call,
                           ConversionPatternRewriter &rewriter) {
   ArithBuilder ab{rewriter, op.getLoc()};
-  rewriter.replaceOpWithNewOp<memref::ViewOp>(
-      op, op.getType(), call.getResult(0), ab.index(0),
-      adaptor.getDynamicSizes());
+  rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(),
+                                              call.getResult(0), ab.index(0),
+                                              adaptor.getDynamicSizes());
 }
 
 /// Erases `op`: `slinrt_<target>_free` returns nothing.
-void replaceByRuntimeCall(DeallocOp op, DeallocOp::Adaptor,
-                          func::CallOp, ConversionPatternRewriter &rewriter) {
+void replaceByRuntimeCall(DeallocOp op, DeallocOp::Adaptor, func::CallOp,
+                          ConversionPatternRewriter &rewriter) {
   rewriter.eraseOp(op);
 }
 

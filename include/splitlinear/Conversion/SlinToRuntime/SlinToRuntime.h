@@ -18,8 +18,9 @@ namespace slin {
 /// Adds the patterns that lower `slin.gemm`, `slin.concat`,
 /// `slin.is_adjacent`, `slin.view_concat`, `slin.prefer_per_part`,
 /// `slin.alloc` and `slin.dealloc` to calls of the runtime ABI of `target`
-/// (names from RuntimeEntryPoints.def) and to memref metadata ops. The functions must already carry the runtime context
-/// argument; the caller's ConversionTarget makes the slin dialect illegal.
+/// (names from RuntimeEntryPoints.def) and to memref metadata ops. The
+/// functions must already carry the runtime context argument; the caller's
+/// ConversionTarget makes the slin dialect illegal.
 void populateSlinToRuntimeConversionPatterns(RewritePatternSet &patterns,
                                              RuntimeTarget target);
 
