@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -71,4 +72,12 @@ Value slin::buildConcatCopy(OpBuilder &b, Location loc, ValueRange parts,
   Value buffer = AllocOp::create(b, loc, type, dynSizes);
   ConcatOp::create(b, loc, parts, buffer);
   return buffer;
+}
+
+LogicalResult
+slin::applyPatternsWithoutFolding(Operation *op,
+                                  const FrozenRewritePatternSet &patterns) {
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  return applyPatternsGreedily(op, patterns, config);
 }
