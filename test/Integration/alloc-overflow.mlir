@@ -15,8 +15,8 @@ func.func private @slinrt_context_clear_error(!slin.context)
 
 /// Allocates and frees an n x 16 f32 runtime buffer (64 · n bytes).
 func.func @buffer(%ctx: !slin.context, %n: index) {
-  %buf = memref.alloc(%n) {slin.buffer} : memref<?x16xf32>
-  memref.dealloc %buf {slin.buffer} : memref<?x16xf32>
+  %buf = slin.alloc(%n) : memref<?x16xf32>
+  slin.dealloc %buf : memref<?x16xf32>
   return
 }
 

@@ -3,7 +3,7 @@
 // Implements `convert-slin-to-runtime`: the last step out of the `slin`
 // dialect. `slin.gemm` and `slin.concat` become `func.call`s of the runtime's
 // C-interface entry points (include/splitlinear/Runtime/Runtime.h), the
-// temporary buffers the slin passes allocate (`memref.alloc {slin.buffer}`)
+// temporary buffers the slin passes allocate (`slin.alloc` / `slin.dealloc`)
 // come from the runtime's allocator, and `slin.is_adjacent` /
 // `slin.view_concat` become memref metadata arithmetic. Every runtime call
 // takes the function's runtime context: its `!slin.context` argument, or
@@ -391,111 +391,111 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// memref.alloc / memref.dealloc {slin.buffer}
+// slin.alloc / slin.dealloc
 //===----------------------------------------------------------------------===//
 
-/// `memref.alloc {slin.buffer}` → `slinrt_<target>_alloc(ctx, bytes)`, an
-/// i8 buffer from the context's allocator (device memory on CUDA), typed with
-/// `memref.view`.
-struct RuntimeBufferAlloc : OpConversionPattern<memref::AllocOp> {
-  RuntimeBufferAlloc(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern(ctx), target(target) {}
+/// The argument of `slinrt_<target>_alloc` for `op`: the buffer's size in
+/// bytes, as an i64. Fails (building nothing) when the static size in bytes
+/// overflows int64.
+FailureOr<Value> runtimeBufferArgument(AllocOp op, AllocOp::Adaptor adaptor,
+                                       ConversionPatternRewriter &rewriter) {
+  MemRefType type = op.getType();
+  int64_t staticBytes = elementBytes(type.getElementType());
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size) &&
+        llvm::MulOverflow(staticBytes, size, staticBytes))
+      return rewriter.notifyMatchFailure(op, "size in bytes overflows int64");
+  Location loc = op.getLoc();
+  ExtendedArithBuilder ab(rewriter, loc);
+  // Each dynamic factor is checked: a wrapped product would allocate less
+  // than the memref it backs. Overflow (unsigned: bytes · size / size !=
+  // bytes) asks for -1 bytes, which the runtime refuses with
+  // SLINRT_ERROR_INVALID_ARGUMENT; so does a product past INT64_MAX.
+  Value bytes = ab.index(staticBytes);
+  Value overflow = ab.boolean(false);
+  for (Value size : adaptor.getDynamicSizes()) {
+    Value product = ab.mul(bytes, size);
+    Value isZero = ab.eq(size, 0);
+    Value one = ab.index(1);
+    Value divisor = ab.select(isZero, one, size);
+    Value quotient = arith::DivUIOp::create(rewriter, loc, product, divisor);
+    // One statement per op: the IR must not depend on the compiler's
+    // argument evaluation order.
+    Value same = ab.eq(quotient, bytes);
+    Value changed = ab._not(same);
+    Value nonZero = ab._not(isZero);
+    Value wrapped = ab._and(nonZero, changed);
+    overflow = ab._or(overflow, wrapped);
+    bytes = product;
+  }
+  if (!adaptor.getDynamicSizes().empty()) {
+    Value minusOne = ab.index(-1);
+    bytes = ab.select(overflow, minusOne, bytes);
+  }
+  return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), bytes)
+      .getResult();
+}
+
+/// The argument of `slinrt_<target>_free` for `op`: the buffer's aligned
+/// address (that of the allocation, which the typed view the alloc lowering
+/// makes and any view of it share), as an i64.
+FailureOr<Value> runtimeBufferArgument(DeallocOp op, DeallocOp::Adaptor adaptor,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(
+      rewriter, loc, adaptor.getMemref());
+  return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                    address)
+      .getResult();
+}
+
+/// Replaces `op` by what its runtime call returns: the call's i8 buffer typed
+/// as the result with `memref.view`.
+void replaceByRuntimeCall(AllocOp op, AllocOp::Adaptor adaptor,
+                          func::CallOp call,
+                          ConversionPatternRewriter &rewriter) {
+  ExtendedArithBuilder ab(rewriter, op.getLoc());
+  rewriter.replaceOpWithNewOp<memref::ViewOp>(op, op.getType(),
+                                              call.getResult(0), ab.index(0),
+                                              adaptor.getDynamicSizes());
+}
+
+/// Erases `op`: `slinrt_<target>_free` returns nothing.
+void replaceByRuntimeCall(DeallocOp op, DeallocOp::Adaptor, func::CallOp,
+                          ConversionPatternRewriter &rewriter) {
+  rewriter.eraseOp(op);
+}
+
+/// `slin.alloc` → `slinrt_<target>_alloc(ctx, bytes)`, an i8 buffer from the
+/// context's allocator (device memory on CUDA, 256-byte aligned), typed with
+/// `memref.view`; `slin.dealloc` → `slinrt_<target>_free(ctx, address)`. The
+/// two differ only in the call's argument and result (the overloads above).
+template <typename OpTy>
+struct RuntimeBufferToCall : OpConversionPattern<OpTy> {
+  RuntimeBufferToCall(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern<OpTy>(ctx), target(target) {}
 
   LogicalResult
-  matchAndRewrite(memref::AllocOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!op->hasAttr(kRuntimeBufferAttrName))
-      return rewriter.notifyMatchFailure(op, "not a slin.buffer allocation");
-    MemRefType type = op.getType();
-    if (!type.getLayout().isIdentity() || type.getMemorySpace())
-      return rewriter.notifyMatchFailure(
-          op, "only identity layouts in the default memory space");
-    // The runtime allocator returns 256-byte aligned memory.
-    if (op.getAlignment().value_or(1) > 256)
-      return rewriter.notifyMatchFailure(op, "alignment above 256 bytes");
-    int64_t bytesPerElement = elementBytes(type.getElementType());
-    if (bytesPerElement == 0)
-      return rewriter.notifyMatchFailure(op, "element type without a size");
+    FailureOr<Value> argument = runtimeBufferArgument(op, adaptor, rewriter);
+    if (failed(argument))
+      return failure();
     FailureOr<Value> context = getRuntimeContext(rewriter, op);
     if (failed(context))
       return rewriter.notifyMatchFailure(op, "no runtime context available");
-
-    Location loc = op.getLoc();
-    ExtendedArithBuilder ab(rewriter, loc);
-    int64_t staticBytes = bytesPerElement;
-    for (int64_t size : type.getShape())
-      if (!ShapedType::isDynamic(size) &&
-          llvm::MulOverflow(staticBytes, size, staticBytes))
-        return rewriter.notifyMatchFailure(op, "size in bytes overflows int64");
-    // Each dynamic factor is checked: a wrapped product would allocate less
-    // than the memref it backs. Overflow (unsigned: bytes · size / size !=
-    // bytes) asks for -1 bytes, which the runtime refuses with
-    // SLINRT_ERROR_INVALID_ARGUMENT; so does a product past INT64_MAX.
-    Value bytes = ab.index(staticBytes);
-    Value overflow = ab.boolean(false);
-    for (Value size : adaptor.getDynamicSizes()) {
-      Value product = ab.mul(bytes, size);
-      Value isZero = ab.eq(size, 0);
-      Value one = ab.index(1);
-      Value divisor = ab.select(isZero, one, size);
-      Value quotient = arith::DivUIOp::create(rewriter, loc, product, divisor);
-      // One statement per op: the IR must not depend on the compiler's
-      // argument evaluation order.
-      Value same = ab.eq(quotient, bytes);
-      Value changed = ab._not(same);
-      Value nonZero = ab._not(isZero);
-      Value wrapped = ab._and(nonZero, changed);
-      overflow = ab._or(overflow, wrapped);
-      bytes = product;
-    }
-    if (!adaptor.getDynamicSizes().empty()) {
-      Value minusOne = ab.index(-1);
-      bytes = ab.select(overflow, minusOne, bytes);
-    }
-    Value bytes64 =
-        arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(), bytes);
-
-    auto rawType =
-        MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8));
-    StringRef name = allocCallee(target, /*free=*/false);
+    constexpr bool isFree = std::is_same_v<OpTy, DeallocOp>;
+    SmallVector<Type, 1> results;
+    if (!isFree)
+      results.push_back(
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8)));
+    StringRef name = allocCallee(target, isFree);
     FailureOr<func::CallOp> call =
-        callRuntime(rewriter, op, name, {*context, bytes64}, {rawType});
+        callRuntime(rewriter, op, name, {*context, *argument}, results);
     if (failed(call))
       return rewriter.notifyMatchFailure(op, "symbol '" + name +
                                                  "' exists with another type");
-    rewriter.replaceOpWithNewOp<memref::ViewOp>(
-        op, type, call->getResult(0), ab.index(0), adaptor.getDynamicSizes());
-    return success();
-  }
-
-  RuntimeTarget target;
-};
-
-/// `memref.dealloc {slin.buffer}` → `slinrt_<target>_free(ctx, address)`,
-/// with the buffer's aligned address (that of the allocation, which any
-/// typed view of it made by RuntimeBufferAlloc shares).
-struct RuntimeBufferDealloc : OpConversionPattern<memref::DeallocOp> {
-  RuntimeBufferDealloc(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern(ctx), target(target) {}
-
-  LogicalResult
-  matchAndRewrite(memref::DeallocOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!op->hasAttr(kRuntimeBufferAttrName))
-      return rewriter.notifyMatchFailure(op, "not a slin.buffer deallocation");
-    FailureOr<Value> context = getRuntimeContext(rewriter, op);
-    if (failed(context))
-      return rewriter.notifyMatchFailure(op, "no runtime context available");
-    Location loc = op.getLoc();
-    Value address = memref::ExtractAlignedPointerAsIndexOp::create(
-        rewriter, loc, adaptor.getMemref());
-    Value address64 = arith::IndexCastOp::create(
-        rewriter, loc, rewriter.getI64Type(), address);
-    StringRef name = allocCallee(target, /*free=*/true);
-    if (failed(callRuntime(rewriter, op, name, {*context, address64})))
-      return rewriter.notifyMatchFailure(op, "symbol '" + name +
-                                                 "' exists with another type");
-    rewriter.eraseOp(op);
+    replaceByRuntimeCall(op, adaptor, *call, rewriter);
     return success();
   }
 
@@ -795,8 +795,9 @@ struct FoldContextCast : OpConversionPattern<UnrealizedConversionCastOp> {
 void mlir::slin::populateSlinToRuntimeConversionPatterns(
     RewritePatternSet &patterns, RuntimeTarget target) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies, RuntimeBufferAlloc,
-               RuntimeBufferDealloc>(ctx, target);
+  patterns.add<GemmToRuntimeCall, ConcatToRuntimeCopies,
+               RuntimeBufferToCall<AllocOp>, RuntimeBufferToCall<DeallocOp>>(
+      ctx, target);
   patterns.add<IsAdjacentToMetadata, ViewConcatToReinterpretCast,
                PreferPerPartToRuntimeCall>(ctx);
 }
@@ -880,10 +881,6 @@ struct ConvertSlinToRuntimePass
 
     ConversionTarget conversionTarget(getContext());
     conversionTarget.addIllegalDialect<SlinDialect>();
-    // Only the slin passes' temporary buffers move to the runtime allocator;
-    // the program's own allocations stay as they are.
-    conversionTarget.addDynamicallyLegalOp<memref::AllocOp, memref::DeallocOp>(
-        [](Operation *op) { return !op->hasAttr(kRuntimeBufferAttrName); });
     conversionTarget.markUnknownOpDynamicallyLegal(
         [](Operation *) { return true; });
 

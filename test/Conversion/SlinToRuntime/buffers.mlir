@@ -1,8 +1,8 @@
-// Temporary buffers of the slin passes (memref.alloc / memref.dealloc marked
-// `slin.buffer`) come from the runtime allocator: slinrt_<target>_alloc
-// returns an i8 buffer of the byte size, typed with memref.view;
-// slinrt_<target>_free takes its aligned address. Unmarked allocations are
-// the program's own and stay as they are.
+// Temporary buffers of the slin passes (slin.alloc / slin.dealloc) come from
+// the runtime allocator: slinrt_<target>_alloc returns an i8 buffer of the
+// byte size, typed with memref.view; slinrt_<target>_free takes its aligned
+// address. memref.alloc / memref.dealloc are the program's own and stay as
+// they are.
 //
 // RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cpu" | FileCheck %s -DTGT=cpu
 // RUN: splitlinear-opt %s -convert-slin-to-runtime="target=cuda" | FileCheck %s -DTGT=cuda
@@ -24,12 +24,13 @@ func.func private @use(memref<?x?xbf16>)
 // CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]] : memref<6x4xf32> -> index
 // CHECK: %[[ADDR64:.*]] = arith.index_cast %[[ADDR]] : index to i64
 // CHECK: call @slinrt_[[TGT]]_free(%[[CTX]], %[[ADDR64]]) : (!llvm.ptr, i64) -> ()
+// CHECK-NOT: slin.
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.dealloc
 func.func @static_buffer() {
-  %buf = memref.alloc() {slin.buffer} : memref<6x4xf32>
+  %buf = slin.alloc() : memref<6x4xf32>
   func.call @use2d(%buf) : (memref<6x4xf32>) -> ()
-  memref.dealloc %buf {slin.buffer} : memref<6x4xf32>
+  slin.dealloc %buf : memref<6x4xf32>
   return
 }
 
@@ -49,9 +50,9 @@ func.func @static_buffer() {
 // CHECK: %[[RAW:.*]] = call @slinrt_[[TGT]]_alloc(%{{.*}}, %[[BYTES64]])
 // CHECK: memref.view %[[RAW]][%{{.*}}][%[[N]], %[[K]]] : memref<?xi8> to memref<?x?xbf16>
 func.func @dynamic_buffer(%n: index, %k: index) {
-  %buf = memref.alloc(%n, %k) {slin.buffer} : memref<?x?xbf16>
+  %buf = slin.alloc(%n, %k) : memref<?x?xbf16>
   func.call @use(%buf) : (memref<?x?xbf16>) -> ()
-  memref.dealloc %buf {slin.buffer} : memref<?x?xbf16>
+  slin.dealloc %buf : memref<?x?xbf16>
   return
 }
 
@@ -63,21 +64,21 @@ func.func @dynamic_buffer(%n: index, %k: index) {
 // CHECK: memref.extract_aligned_pointer_as_index %[[CAST]]
 // CHECK: call @slinrt_[[TGT]]_free(
 func.func @dealloc_of_cast(%n: index) {
-  %buf = memref.alloc(%n) {slin.buffer} : memref<?x8xf32>
+  %buf = slin.alloc(%n) : memref<?x8xf32>
   %cast = memref.cast %buf : memref<?x8xf32> to memref<?x8xf32, strided<[?, 1], offset: ?>>
-  memref.dealloc %cast {slin.buffer} : memref<?x8xf32, strided<[?, 1], offset: ?>>
+  slin.dealloc %cast : memref<?x8xf32, strided<[?, 1], offset: ?>>
   return
 }
 
 // The program's own allocations are left alone, and need no context.
-// CHECK-LABEL: func.func @unmarked(
+// CHECK-LABEL: func.func @program_buffer(
 // CHECK-NOT: slinrt_
 // CHECK: %[[BUF:.*]] = memref.alloc() : memref<6x4xf32>
 // CHECK: call @use2d(%[[BUF]])
 // CHECK: memref.dealloc %[[BUF]] : memref<6x4xf32>
 // CHECK-NOT: slinrt_
 // CHECK: return
-func.func @unmarked() {
+func.func @program_buffer() {
   %buf = memref.alloc() : memref<6x4xf32>
   func.call @use2d(%buf) : (memref<6x4xf32>) -> ()
   memref.dealloc %buf : memref<6x4xf32>

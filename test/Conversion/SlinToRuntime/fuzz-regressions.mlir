@@ -38,9 +38,9 @@ func.func @context_reused(%a: memref<4x4xf32>, %d: memref<4x4xf32>) {
 // runtime buffer was computed with wrapping int64 arithmetic (4 · 2^62 · 16
 // wrapped to 0 bytes). It is refused now.
 func.func @alloc_bytes_overflow() {
-  // expected-error @+1 {{failed to legalize operation 'memref.alloc' that was explicitly marked illegal}}
-  %c = memref.alloc() {slin.buffer} : memref<4611686018427387904x16xf32>
-  memref.dealloc %c {slin.buffer} : memref<4611686018427387904x16xf32>
+  // expected-error @+1 {{failed to legalize operation 'slin.alloc' that was explicitly marked illegal}}
+  %c = slin.alloc() : memref<4611686018427387904x16xf32>
+  slin.dealloc %c : memref<4611686018427387904x16xf32>
   return
 }
 

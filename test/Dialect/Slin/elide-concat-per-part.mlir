@@ -15,10 +15,10 @@
 // CHECK:   scf.if %[[SMALL]] {
 // CHECK:     slin.linear ins(%[[X]] : memref<?x16xf32>) weights(%[[A]], %[[B]] : memref<8x16xf32>, memref<4x16xf32>) outs(%{{.*}}) {strategy = #slin.strategy<per_part>}
 // CHECK:   } else {
-// CHECK:     %[[COPY:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK:     %[[COPY:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK:     slin.concat ins(%[[A]], %[[B]] :
 // CHECK:     slin.linear ins(%[[X]] : memref<?x16xf32>) weights(%[[COPY]] :
-// CHECK:     memref.dealloc %[[COPY]] {slin.buffer}
+// CHECK:     slin.dealloc %[[COPY]]
 func.func @checked(%x: memref<?x16xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %y: memref<?x12xf32>) {
   // expected-remark @+1 {{weight parts: run-time check, per-part GEMMs or copy, chosen at run time (part #1 may be in another allocation)}}
   slin.linear ins(%x : memref<?x16xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%y : memref<?x12xf32>) {strategy = #slin.strategy<auto>}
@@ -71,10 +71,10 @@ func.func @adjacent(%x: memref<?x16xf32>, %y: memref<?x12xf32>) {
 // CHECK:   scf.if %[[SMALL]] {
 // CHECK:     slin.linear_dgrad ins(%[[DY]] : memref<?x12xf32>) weights(%[[A]], %[[B]] : memref<8x16xf32>, memref<4x16xf32>) outs(%[[DX]] : memref<?x16xf32>) {strategy = #slin.strategy<per_part>}
 // CHECK:   } else {
-// CHECK:     %[[COPY:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK:     %[[COPY:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK:     slin.concat ins(%[[A]], %[[B]] :
 // CHECK:     slin.linear_dgrad ins(%[[DY]] : memref<?x12xf32>) weights(%[[COPY]] :
-// CHECK:     memref.dealloc %[[COPY]] {slin.buffer}
+// CHECK:     slin.dealloc %[[COPY]]
 func.func @dgrad_checked(%dy: memref<?x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<?x16xf32>) {
   // expected-remark @+1 {{weight parts: run-time check, per-part GEMMs or copy, chosen at run time (part #1 may be in another allocation)}}
   slin.linear_dgrad ins(%dy : memref<?x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<?x16xf32>) {strategy = #slin.strategy<auto>}

@@ -10,7 +10,7 @@
 // CHECK: slin.linear ins(%{{.*}} : memref<4x16xf32>) weights(%[[W]] : memref<12x16xf32, strided<[?, 1], offset: ?>>) outs
 // CHECK-NOT: slin.concat
 // CHECK-NOT: slin.is_adjacent
-// CHECK-NOT: memref.dealloc
+// CHECK-NOT: slin.dealloc
 func.func @adjacent_subviews(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
   %buf = memref.alloc() : memref<12x16xf32>
   %a = memref.subview %buf[0, 0] [8, 16] [1, 1] : memref<12x16xf32> to memref<8x16xf32, strided<[16, 1]>>
@@ -33,7 +33,7 @@ func.func @adjacent_subviews(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
 // CHECK:   %[[V:.*]] = slin.view_concat %[[A]], %[[B]], %[[C]]
 // CHECK:   scf.yield %[[V]]
 // CHECK: } else {
-// CHECK:   %[[COPY:.*]] = memref.alloc(%{{.*}}) {slin.buffer} : memref<?x16xf32>
+// CHECK:   %[[COPY:.*]] = slin.alloc(%{{.*}}) : memref<?x16xf32>
 // CHECK:   slin.concat ins(%[[A]], %[[B]], %[[C]] : {{.*}}) outs(%[[COPY]] : memref<?x16xf32>)
 // CHECK:   %[[CAST:.*]] = memref.cast %[[COPY]]
 // CHECK:   scf.yield %[[CAST]]
@@ -41,7 +41,7 @@ func.func @adjacent_subviews(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
 // CHECK: slin.linear ins(%{{.*}}) weights(%[[W]] : {{.*}}) outs
 // CHECK: scf.if %[[OK]] {
 // CHECK: } else {
-// CHECK:   memref.dealloc %[[W]] {slin.buffer}
+// CHECK:   slin.dealloc %[[W]]
 func.func @function_arguments(%x: memref<?x16xf32>, %a: memref<?x16xf32, strided<[?, ?], offset: ?>>,
                               %b: memref<?x16xf32, strided<[?, ?], offset: ?>>, %c: memref<?x16xf32, strided<[?, ?], offset: ?>>,
                               %y: memref<?x?xf32>) {
@@ -70,10 +70,10 @@ func.func @contiguous_arguments(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %b: 
 // CHECK-LABEL: func @distinct_allocations
 // CHECK-DAG: %[[A:.*]] = memref.alloc() : memref<8x16xf32>
 // CHECK-DAG: %[[B:.*]] = memref.alloc() : memref<4x16xf32>
-// CHECK: %[[W:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: %[[W:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat ins(%[[A]], %[[B]] : memref<8x16xf32>, memref<4x16xf32>) outs(%[[W]] : memref<12x16xf32>)
 // CHECK: slin.linear ins(%{{.*}}) weights(%[[W]] : memref<12x16xf32>) outs
-// CHECK: memref.dealloc %[[W]] {slin.buffer}
+// CHECK: slin.dealloc %[[W]]
 // CHECK-NOT: slin.is_adjacent
 func.func @distinct_allocations(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
   %a = memref.alloc() : memref<8x16xf32>
@@ -142,7 +142,7 @@ func.func @empty_middle_part(%x: memref<4x16xf32>, %ba: memref<8xf32>, %be: memr
 
 // Adjacent, but in reversed order: the view would have the rows swapped.
 // CHECK-LABEL: func @reversed_order
-// CHECK: memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat
 // CHECK-NOT: slin.view_concat
 func.func @reversed_order(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
@@ -203,7 +203,7 @@ func.func @reinterpret_casts(%x: memref<4x16xf32>, %y: memref<4x12xf32>) {
 
 // Mixed element types: a view cannot convert, so the concat copies (and converts).
 // CHECK-LABEL: func @mixed_element_types
-// CHECK: %[[W:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: %[[W:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xbf16>) outs(%[[W]] : memref<12x16xf32>)
 func.func @mixed_element_types(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %b: memref<4x16xbf16>, %y: memref<4x12xf32>) {
   // expected-remark @+1 {{weight parts: copy (part #1 has another element type)}}
@@ -215,7 +215,7 @@ func.func @mixed_element_types(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %b: m
 
 // Bias parts are decided independently of the weight parts.
 // CHECK-LABEL: func @bias_independent
-// CHECK: %[[W:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: %[[W:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%[[W]]
 // CHECK: %[[B:.*]] = slin.view_concat %{{.*}}, %{{.*}} : memref<8xf32, strided<[1]>>, memref<4xf32, strided<[1], offset: 8>> -> memref<12xf32, strided<[1], offset: ?>>
 // CHECK: slin.linear ins(%{{.*}}) weights(%[[W]] : memref<12x16xf32>) bias(%[[B]] : memref<12xf32, strided<[1], offset: ?>>)
@@ -505,5 +505,28 @@ func.func @one_row_part_other_stride(%x: memref<4x4xf32>, %y: memref<4x3xf32>) {
   %b = memref.reinterpret_cast %buf to offset: [8], sizes: [1, 4], strides: [1, 1] : memref<16xf32> to memref<1x4xf32, strided<[1, 1], offset: 8>>
   // expected-remark @+1 {{weight parts: copy (part #1: common row stride does not hold)}}
   slin.linear ins(%x : memref<4x4xf32>) weights(%a, %b : memref<2x4xf32, strided<[4, 1]>>, memref<1x4xf32, strided<[1, 1], offset: 8>>) outs(%y : memref<4x3xf32>)
+  return
+}
+
+// -----
+
+// A runtime buffer is an allocation of known alignment (the runtime's 256
+// bytes): parts of it are proven adjacent, and a part of another allocation
+// is proven not to be.
+// CHECK-LABEL: func @runtime_buffer_parts
+// CHECK: slin.view_concat
+// CHECK-NOT: slin.is_adjacent
+// CHECK: slin.concat
+// CHECK-NOT: slin.is_adjacent
+func.func @runtime_buffer_parts(%x: memref<4x16xf32>, %y: memref<4x12xf32>, %z: memref<4x12xf32>) {
+  %buf = slin.alloc() : memref<12x16xf32>
+  %a = memref.subview %buf[0, 0] [8, 16] [1, 1] : memref<12x16xf32> to memref<8x16xf32, strided<[16, 1]>>
+  %b = memref.subview %buf[8, 0] [4, 16] [1, 1] : memref<12x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 128>>
+  // expected-remark @+1 {{weight parts: zero-copy view (proven adjacent)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<8x16xf32, strided<[16, 1]>>, memref<4x16xf32, strided<[16, 1], offset: 128>>) outs(%y : memref<4x12xf32>)
+  %other = memref.alloc() : memref<4x16xf32>
+  // expected-remark @+1 {{weight parts: copy (part #1 is in another allocation)}}
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %other : memref<8x16xf32, strided<[16, 1]>>, memref<4x16xf32>) outs(%z : memref<4x12xf32>)
+  slin.dealloc %buf : memref<12x16xf32>
   return
 }

@@ -29,10 +29,10 @@ func.func @per_part(%x: memref<4x16xf32>, %a: memref<8x16xf32>, %c: memref<?x16x
 
 // A part in another element type is converted into a temporary first.
 // CHECK-LABEL: func @converted_part
-// CHECK: %[[T:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: %[[T:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat ins(%{{.*}} : memref<12x16xbf16>) outs(%[[T]] : memref<12x16xf32>)
 // CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x16xf32>, memref<12x16xf32>) outs(%{{.*}} : memref<4x12xf32>) {transpose_b}
-// CHECK: memref.dealloc %[[T]] {slin.buffer}
+// CHECK: slin.dealloc %[[T]]
 func.func @converted_part(%x: memref<4x16xf32>, %w: memref<12x16xbf16>, %y: memref<4x12xf32>) {
   slin.linear ins(%x : memref<4x16xf32>) weights(%w : memref<12x16xbf16>) outs(%y : memref<4x12xf32>)
   return
@@ -55,10 +55,10 @@ func.func @dgrad(%dy: memref<4x12xf16>, %w: memref<12x16xf16>, %dx: memref<4x16x
 // produce a whole partial dx); the buffer's sizes are static when the parts'
 // are.
 // CHECK-LABEL: func @dgrad_parts
-// CHECK: %[[T:.*]] = memref.alloc() {slin.buffer} : memref<12x16xf32>
+// CHECK: %[[T:.*]] = slin.alloc() : memref<12x16xf32>
 // CHECK: slin.concat ins(%{{.*}}, %{{.*}} : memref<8x16xf32>, memref<4x16xf32>) outs(%[[T]] : memref<12x16xf32>)
 // CHECK: slin.gemm ins(%{{.*}}, %[[T]] : memref<4x12xf32>, memref<12x16xf32>) outs
-// CHECK: memref.dealloc %[[T]] {slin.buffer}
+// CHECK: slin.dealloc %[[T]]
 func.func @dgrad_parts(%dy: memref<4x12xf32>, %a: memref<8x16xf32>, %b: memref<4x16xf32>, %dx: memref<4x16xf32>) {
   slin.linear_dgrad ins(%dy : memref<4x12xf32>) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>) outs(%dx : memref<4x16xf32>)
   return

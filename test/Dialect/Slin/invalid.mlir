@@ -401,3 +401,59 @@ func.func @linear_strategy(%x: memref<4x16xf32>, %w: memref<8x16xf32>, %y: memre
   slin.linear ins(%x : memref<4x16xf32>) weights(%w : memref<8x16xf32>) outs(%y : memref<4x8xf32>) {strategy = #slin.strategy<always>}
   return
 }
+
+// -----
+
+func.func @alloc_rank0() {
+  // expected-error @+1 {{'slin.alloc' op result has type 'memref<f32>', expected a rank of at least 1}}
+  %b = slin.alloc() : memref<f32>
+  return
+}
+
+// -----
+
+func.func @alloc_layout() {
+  // expected-error @+1 {{'slin.alloc' op result has type 'memref<4x8xf32, strided<[16, 1]>>', expected the identity layout}}
+  %b = slin.alloc() : memref<4x8xf32, strided<[16, 1]>>
+  return
+}
+
+// -----
+
+func.func @alloc_memory_space() {
+  // expected-error @+1 {{'slin.alloc' op result has type 'memref<4x8xf32, 1>', expected the default memory space}}
+  %b = slin.alloc() : memref<4x8xf32, 1>
+  return
+}
+
+// -----
+
+func.func @alloc_dynamic_sizes(%n: index) {
+  // expected-error @+1 {{'slin.alloc' op expects 2 dynamic size operands (one per dynamic dimension of the result), got 1}}
+  %b = slin.alloc(%n) : memref<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @alloc_element_type() {
+  // expected-error @+1 {{'slin.alloc' op result #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'memref<4xi32>'}}
+  %b = slin.alloc() : memref<4xi32>
+  return
+}
+
+// -----
+
+func.func @dealloc_layout(%b: memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>) {
+  // expected-error @+1 {{'slin.dealloc' op operand #0 has type 'memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>', expected a strided layout}}
+  slin.dealloc %b : memref<4x8xf32, affine_map<(d0, d1) -> (d1, d0)>>
+  return
+}
+
+// -----
+
+func.func @dealloc_memory_space(%b: memref<4x8xf32, 1>) {
+  // expected-error @+1 {{'slin.dealloc' op operand #0 has type 'memref<4x8xf32, 1>', expected the default memory space}}
+  slin.dealloc %b : memref<4x8xf32, 1>
+  return
+}

@@ -80,3 +80,23 @@ func.func @strategy_and_path(%x: memref<?x16xf32>, %a: memref<8x16xf32>, %b: mem
   %q = slin.prefer_per_part rows(%m) weights(%a, %b : memref<8x16xf32>, memref<4x16xf32>)
   return %p, %q : i32, i1
 }
+
+// A runtime buffer: one size operand per dynamic dimension; the free may name
+// a view of it.
+// CHECK-LABEL: func @alloc_dealloc
+// CHECK: %[[S:.*]] = slin.alloc() : memref<6x4xbf16>
+// CHECK: %[[D:.*]] = slin.alloc(%{{.*}}, %{{.*}}) : memref<?x8x?xf32>
+// CHECK: slin.dealloc %[[S]] : memref<6x4xbf16>
+// CHECK: slin.dealloc %{{.*}} : memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>
+// GENERIC-LABEL: sym_name = "alloc_dealloc"
+// GENERIC: "slin.alloc"() : () -> memref<6x4xbf16>
+// GENERIC: "slin.alloc"(%{{.*}}, %{{.*}}) : (index, index) -> memref<?x8x?xf32>
+// GENERIC: "slin.dealloc"(%{{.*}}) : (memref<6x4xbf16>) -> ()
+func.func @alloc_dealloc(%m: index, %n: index) {
+  %s = slin.alloc() : memref<6x4xbf16>
+  %d = slin.alloc(%m, %n) : memref<?x8x?xf32>
+  %v = memref.cast %d : memref<?x8x?xf32> to memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>
+  slin.dealloc %s : memref<6x4xbf16>
+  slin.dealloc %v : memref<?x8x?xf32, strided<[?, ?, 1], offset: ?>>
+  return
+}

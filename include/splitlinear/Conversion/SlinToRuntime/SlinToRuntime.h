@@ -17,13 +17,13 @@ class RewritePatternSet;
 namespace slin {
 
 /// Adds the patterns that lower `slin.gemm`, `slin.concat`,
-/// `slin.is_adjacent`, `slin.view_concat`, `slin.prefer_per_part` and the
-/// runtime-buffer `memref.alloc`/`memref.dealloc` (`{slin.buffer}`) to calls
-/// of the runtime ABI of `target` (names from RuntimeEntryPoints.def) and to
-/// memref metadata ops. Each runtime call takes the function's
-/// `!slin.context` argument, cast to `!llvm.ptr`, or (without one)
-/// `slinrt_default_context()`; the caller's ConversionTarget makes the slin
-/// dialect illegal, then convertSlinContextToLLVMPointer lowers the context.
+/// `slin.is_adjacent`, `slin.view_concat`, `slin.prefer_per_part`,
+/// `slin.alloc` and `slin.dealloc` to calls of the runtime ABI of `target`
+/// (names from RuntimeEntryPoints.def) and to memref metadata ops. Each
+/// runtime call takes the function's `!slin.context` argument, cast to
+/// `!llvm.ptr`, or (without one) `slinrt_default_context()`; the caller's
+/// ConversionTarget makes the slin dialect illegal, then
+/// convertSlinContextToLLVMPointer lowers the context.
 void populateSlinToRuntimeConversionPatterns(RewritePatternSet &patterns,
                                              RuntimeTarget target);
 

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "splitlinear/Dialect/Slin/Analysis/Adjacency.h"
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -236,6 +237,11 @@ std::optional<Layout> rootLayout(Value v) {
   if (auto alloc = dyn_cast_or_null<memref::AllocOp>(def)) {
     layout.rootIsAllocation = true;
     layout.rootAlignment = alloc.getAlignment().value_or(16);
+  } else if (isa_and_nonnull<slin::AllocOp>(def)) {
+    // A runtime buffer: slinrt_<target>_alloc returns 256-byte aligned
+    // memory (Runtime.h).
+    layout.rootIsAllocation = true;
+    layout.rootAlignment = 256;
   } else if (auto alloca = dyn_cast_or_null<memref::AllocaOp>(def)) {
     // A stack slot is only aligned to its element type unless it says more
     // (llvm.alloca ... align <element size>).

@@ -4,12 +4,14 @@
 // `slin.view_concat`. ODS checks ranks and element types; the verifiers here
 // check what ODS cannot say: sizes that must agree across operands (K, Σ N_i,
 // bias lengths), element types that must match, the epilogue/bias pairing,
-// and that no written operand is the same value as a read one. Dynamic sizes are accepted; the runtime checks them.
-// Every memref operand (and view_concat's result) must have a strided layout
-// in the default memory space: the lowering reads layouts with
-// memref.extract_strided_metadata, builds subviews and passes strided
-// descriptors of plain pointers to the runtime. Static sums of sizes must fit
-// in int64.
+// and that no written operand is the same value as a read one. Dynamic sizes
+// are accepted; the runtime checks them. Every memref operand (and
+// view_concat's result) must have a strided layout in the default memory space:
+// the lowering reads layouts with memref.extract_strided_metadata, builds
+// subviews and passes strided descriptors of plain pointers to the runtime.
+// Static sums of sizes must fit in int64. `slin.alloc` results have the
+// identity layout, which the lowering's `memref.view` of the runtime's bytes
+// produces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -406,6 +408,31 @@ LogicalResult PreferPerPartOp::verify() {
                          << getWeights().size();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// AllocOp / DeallocOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  MemRefType type = getType();
+  if (type.getRank() == 0)
+    return emitOpError() << "result has type " << type
+                         << ", expected a rank of at least 1";
+  if (!type.getLayout().isIdentity())
+    return emitOpError() << "result has type " << type
+                         << ", expected the identity layout";
+  if (type.getMemorySpace())
+    return emitOpError() << "result has type " << type
+                         << ", expected the default memory space";
+  if (getDynamicSizes().size() != static_cast<size_t>(type.getNumDynamicDims()))
+    return emitOpError() << "expects " << type.getNumDynamicDims()
+                         << " dynamic size operands (one per dynamic "
+                            "dimension of the result), got "
+                         << getDynamicSizes().size();
+  return success();
+}
+
+LogicalResult DeallocOp::verify() { return verifyStridedOperands(*this); }
 
 #define GET_OP_CLASSES
 #include "splitlinear/Dialect/Slin/IR/SlinOps.cpp.inc"

@@ -19,7 +19,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -116,7 +115,7 @@ Combined combineParts(PatternRewriter &rewriter, Operation *op,
 void releaseCombined(OpBuilder &rewriter, Location loc,
                      const Combined &combined) {
   if (combined.alwaysOwned) {
-    markRuntimeBuffer(memref::DeallocOp::create(rewriter, loc, combined.buffer));
+    DeallocOp::create(rewriter, loc, combined.buffer);
     return;
   }
   if (!combined.isView)
@@ -125,7 +124,7 @@ void releaseCombined(OpBuilder &rewriter, Location loc,
       rewriter, loc, combined.isView,
       [&](OpBuilder &b, Location l) { scf::YieldOp::create(b, l); },
       [&](OpBuilder &b, Location l) {
-        markRuntimeBuffer(memref::DeallocOp::create(b, l, combined.buffer));
+        DeallocOp::create(b, l, combined.buffer);
         scf::YieldOp::create(b, l);
       });
 }
@@ -240,7 +239,7 @@ FailureOr<Value> emitAutoChoice(PatternRewriter &rewriter, Operation *op,
           Value copy =
               buildCopy(rewriter, l2, weights, viewType(weights, elementType));
           fused(l2, copy);
-          markRuntimeBuffer(memref::DeallocOp::create(rewriter, l2, copy));
+          DeallocOp::create(rewriter, l2, copy);
           return pathConstant(rewriter, l2, Path::copy, withPath);
         });
   };
@@ -266,14 +265,40 @@ void replaceWithPath(PatternRewriter &rewriter, Operation *op, Value path) {
     rewriter.eraseOp(op);
 }
 
-/// Replaces the weight (and bias) parts of a slin.linear by one buffer each
-/// (strategy `fused`), or with strategy `auto` chooses at run time between
-/// that and keeping the parts for one GEMM per part.
-struct ElideLinearConcat : OpRewritePattern<LinearOp> {
-  ElideLinearConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
+/// The operand whose rows are the GEMM's M and whose element type the op
+/// computes in: fprop's input, dgrad's output gradient.
+Value rowsOperand(LinearOp op) { return op.getInput(); }
+Value rowsOperand(LinearDgradOp op) { return op.getGradOutput(); }
 
-  LogicalResult matchAndRewrite(LinearOp op,
+/// The bias parts (dgrad has none).
+ValueRange biasParts(LinearOp op) { return op.getBiases(); }
+ValueRange biasParts(LinearDgradOp) { return {}; }
+
+/// Builds `op` again over `weights` and `biases` (none for dgrad) with
+/// `strategy`, at the builder's insertion point.
+void buildLike(OpBuilder &b, Location loc, LinearOp op, ValueRange weights,
+               ValueRange biases, Strategy strategy) {
+  LinearOp::create(b, loc, op.getInput(), weights, biases, op.getOutput(),
+                   strategy);
+}
+void buildLike(OpBuilder &b, Location loc, LinearDgradOp op, ValueRange weights,
+               ValueRange biases, Strategy strategy) {
+  assert(biases.empty() && "dgrad has no bias parts");
+  LinearDgradOp::create(b, loc, op.getGradOutput(), weights, op.getGradInput(),
+                        strategy);
+}
+
+/// Replaces the weight parts of a slin.linear or slin.linear_dgrad (`OpTy`)
+/// by one buffer (strategy `fused`; fprop's bias parts are combined the same
+/// way, independently), or with strategy `auto` chooses at run time between
+/// that and keeping the parts for one GEMM per part (dgrad: accumulating
+/// into dx). Dgrad reads the same weights as fprop, so both get the same
+/// combined weight.
+template <typename OpTy> struct ElideSplitConcat : OpRewritePattern<OpTy> {
+  ElideSplitConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
+      : OpRewritePattern<OpTy>(ctx), alignment(alignment), stats(stats) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     if (op.getWeights().size() < 2)
       return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
@@ -285,29 +310,31 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
     noteDropped(op, op.getWeights().size() - kept.size(), stats);
     SmallVector<Value> weights = select(op.getWeights(), kept);
     SmallVector<Value> biases;
-    if (!op.getBiases().empty())
-      biases = select(op.getBiases(), kept);
-    Type elementType = op.getInput().getType().getElementType();
+    if (!biasParts(op).empty())
+      biases = select(biasParts(op), kept);
+    Value rows = rowsOperand(op);
+    Type elementType = cast<MemRefType>(rows.getType()).getElementType();
 
     // The fused op on a combined weight, with the bias combined separately.
-    auto fusedLinear = [&](Location l, Value weight) {
+    auto fused = [&](Location l, Value weight) {
       Combined bias{biases.empty() ? Value() : biases.front()};
       if (biases.size() > 1)
         bias = combineParts(rewriter, op, "bias", biases, elementType,
                             alignment, stats);
-      LinearOp::create(rewriter, l, op.getInput(), ValueRange{weight},
-                       bias.buffer ? ValueRange{bias.buffer} : ValueRange{},
-                       op.getOutput());
+      buildLike(rewriter, l, op, ValueRange{weight},
+                bias.buffer ? ValueRange{bias.buffer} : ValueRange{},
+                Strategy::fused);
       releaseCombined(rewriter, l, bias);
     };
     if (op.getStrategy() == Strategy::automatic && weights.size() > 1) {
+      // Statically empty parts have no columns in y (dy): dropping them
+      // leaves the column blocks of the others where they are.
       auto perPart = [&](Location l) {
-        LinearOp::create(rewriter, l, op.getInput(), weights, biases,
-                         op.getOutput(), Strategy::per_part);
+        buildLike(rewriter, l, op, weights, biases, Strategy::per_part);
       };
       FailureOr<Value> path =
-          emitAutoChoice(rewriter, op, weights, elementType, op.getInput(),
-                         alignment, stats, withPath, perPart, fusedLinear);
+          emitAutoChoice(rewriter, op, weights, elementType, rows, alignment,
+                         stats, withPath, perPart, fused);
       if (succeeded(path)) {
         replaceWithPath(rewriter, op, *path);
         return success();
@@ -318,61 +345,7 @@ struct ElideLinearConcat : OpRewritePattern<LinearOp> {
       weight = combineParts(rewriter, op, "weight", weights, elementType,
                             alignment, stats);
     Value path = combinedPath(rewriter, loc, weight, withPath);
-    fusedLinear(loc, weight.buffer);
-    releaseCombined(rewriter, loc, weight);
-    replaceWithPath(rewriter, op, path);
-    return success();
-  }
-
-  int64_t alignment;
-  ElideStats stats;
-};
-
-/// Replaces the weight parts of a slin.linear_dgrad by one buffer, exactly as
-/// for the forward op (dgrad reads the same weights); with strategy `auto`,
-/// weights not proven adjacent get the same run-time choice (one GEMM per
-/// part accumulating into dx, or the copy).
-struct ElideDgradConcat : OpRewritePattern<LinearDgradOp> {
-  ElideDgradConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
-      : OpRewritePattern(ctx), alignment(alignment), stats(stats) {}
-
-  LogicalResult matchAndRewrite(LinearDgradOp op,
-                                PatternRewriter &rewriter) const override {
-    if (op.getWeights().size() < 2)
-      return rewriter.notifyMatchFailure(op, "one weight part: nothing to combine");
-    if (op.getStrategy() == Strategy::per_part)
-      return rewriter.notifyMatchFailure(op, "parts kept for per-part GEMMs");
-    Location loc = op.getLoc();
-    bool withPath = static_cast<bool>(op.getPath());
-    SmallVector<unsigned> kept = nonEmptyParts(op.getWeights());
-    noteDropped(op, op.getWeights().size() - kept.size(), stats);
-    SmallVector<Value> weights = select(op.getWeights(), kept);
-    Type elementType = op.getGradOutput().getType().getElementType();
-    auto fusedDgrad = [&](Location l, Value weight) {
-      LinearDgradOp::create(rewriter, l, op.getGradOutput(), ValueRange{weight},
-                            op.getGradInput());
-    };
-    if (op.getStrategy() == Strategy::automatic && weights.size() > 1) {
-      // Statically empty parts have no columns in dy: dropping them leaves
-      // the column blocks of the others where they are.
-      auto perPart = [&](Location l) {
-        LinearDgradOp::create(rewriter, l, op.getGradOutput(), weights,
-                              op.getGradInput(), Strategy::per_part);
-      };
-      FailureOr<Value> path = emitAutoChoice(
-          rewriter, op, weights, elementType, op.getGradOutput(), alignment,
-          stats, withPath, perPart, fusedDgrad);
-      if (succeeded(path)) {
-        replaceWithPath(rewriter, op, *path);
-        return success();
-      }
-    }
-    Combined weight{weights.front()};
-    if (weights.size() > 1)
-      weight = combineParts(rewriter, op, "weight", weights, elementType,
-                            alignment, stats);
-    Value path = combinedPath(rewriter, loc, weight, withPath);
-    fusedDgrad(loc, weight.buffer);
+    fused(loc, weight.buffer);
     releaseCombined(rewriter, loc, weight);
     replaceWithPath(rewriter, op, path);
     return success();
@@ -396,13 +369,11 @@ struct SlinElideConcatPass
     ElideStats stats{&numViews,        &numCopies,  &numChecked,
                      &numDroppedEmpty, &numPerPart, emitRemarks};
     RewritePatternSet patterns(&getContext());
-    patterns.add<ElideLinearConcat, ElideDgradConcat>(&getContext(),
-                                                      alignment, stats);
+    patterns.add<ElideSplitConcat<LinearOp>, ElideSplitConcat<LinearDgradOp>>(
+        &getContext(), alignment, stats);
     // Each op is rewritten once into a one-part op; nothing to fold further.
-    GreedyRewriteConfig config;
-    config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsWithoutFolding(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

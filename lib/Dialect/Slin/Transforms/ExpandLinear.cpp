@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir {
@@ -55,7 +54,7 @@ Value inElementType(OpBuilder &b, Location loc, Value part, Type elementType,
 
 void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
   for (Value buffer : owned)
-    markRuntimeBuffer(memref::DeallocOp::create(b, loc, buffer));
+    DeallocOp::create(b, loc, buffer);
 }
 
 /// Calls `fn(i, part, block)` for each weight part that is not statically
@@ -97,110 +96,101 @@ void replaceWithPath(PatternRewriter &rewriter, Operation *op, Path path) {
 }
 
 /// fprop: y = x · Wᵀ + b as one GEMM, or one GEMM per part writing the
-/// column block [off_i, off_i + N_i) of y.
-struct ExpandLinear : OpRewritePattern<LinearOp> {
-  ExpandLinear(MLIRContext *ctx, ExpandStats stats)
-      : OpRewritePattern(ctx), stats(stats) {}
-
-  LogicalResult matchAndRewrite(LinearOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type elementType = op.getInput().getType().getElementType();
-    SmallVector<Value> owned;
-    auto gemm = [&](Value weight, Value bias, Value out) {
-      weight = inElementType(rewriter, loc, weight, elementType, owned);
-      if (bias)
-        bias = inElementType(rewriter, loc, bias, elementType, owned);
-      auto g = GemmOp::create(rewriter, loc, op.getInput(), weight, bias, out);
-      g.setTransposeB(true);
-      if (bias)
-        g.setEpilogue(Epilogue::bias);
-    };
-    ValueRange weights = op.getWeights(), biases = op.getBiases();
-    if (weights.size() == 1) {
-      gemm(weights.front(), biases.empty() ? Value() : biases.front(),
-           op.getOutput());
-      bump(stats.fused);
-    } else {
-      Value out = op.getOutput();
-      // An output without elements (M = 0 or N = 0 statically) needs no
-      // GEMM, and a static subview offset into its empty dimension would
-      // not verify.
-      if (llvm::is_contained(op.getOutput().getType().getShape(), 0)) {
-        replaceWithPath(rewriter, op, Path::per_part);
-        return success();
-      }
-      unsigned gemms = forEachColumnBlock(
-          rewriter, loc, out, weights, [&](unsigned i, Value weight, Value block) {
-            gemm(weight, biases.empty() ? Value() : biases[i], block);
-          });
-      bump(stats.perPart, gemms);
-    }
-    freeAll(rewriter, loc, owned);
-    replaceWithPath(rewriter, op,
-                    weights.size() == 1 ? Path::view : Path::per_part);
-    return success();
+/// column block [off_i, off_i + N_i) of y. Converted copies of parts go to
+/// `owned`. Returns the path taken.
+Path expand(LinearOp op, PatternRewriter &rewriter,
+            SmallVectorImpl<Value> &owned, ExpandStats stats) {
+  Location loc = op.getLoc();
+  Type elementType = op.getInput().getType().getElementType();
+  auto gemm = [&](Value weight, Value bias, Value out) {
+    weight = inElementType(rewriter, loc, weight, elementType, owned);
+    if (bias)
+      bias = inElementType(rewriter, loc, bias, elementType, owned);
+    auto g = GemmOp::create(rewriter, loc, op.getInput(), weight, bias, out);
+    g.setTransposeB(true);
+    if (bias)
+      g.setEpilogue(Epilogue::bias);
+  };
+  ValueRange weights = op.getWeights(), biases = op.getBiases();
+  if (weights.size() == 1) {
+    gemm(weights.front(), biases.empty() ? Value() : biases.front(),
+         op.getOutput());
+    bump(stats.fused);
+    return Path::view;
   }
-
-  ExpandStats stats;
-};
+  // An output without elements (M = 0 or N = 0 statically) needs no GEMM,
+  // and a static subview offset into its empty dimension would not verify.
+  if (llvm::is_contained(op.getOutput().getType().getShape(), 0))
+    return Path::per_part;
+  unsigned gemms = forEachColumnBlock(
+      rewriter, loc, op.getOutput(), weights,
+      [&](unsigned i, Value weight, Value block) {
+        gemm(weight, biases.empty() ? Value() : biases[i], block);
+      });
+  bump(stats.perPart, gemms);
+  return Path::per_part;
+}
 
 /// dgrad: dx = dy · W as one GEMM ("NN"). Several parts with strategy
 /// `per_part` become one GEMM per part, dx = Σ_i dy[:, block_i] · W_i,
 /// the first writing dx and the others accumulating into it (beta = 1);
-/// unmarked, they are first copied into one buffer.
-struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
-  ExpandLinearDgrad(MLIRContext *ctx, ExpandStats stats)
-      : OpRewritePattern(ctx), stats(stats) {}
+/// otherwise they are first copied into one buffer. Converted copies and
+/// that buffer go to `owned`. Returns the path taken.
+Path expand(LinearDgradOp op, PatternRewriter &rewriter,
+            SmallVectorImpl<Value> &owned, ExpandStats stats) {
+  Location loc = op.getLoc();
+  Type elementType = op.getGradOutput().getType().getElementType();
+  auto nonEmpty = llvm::find_if(op.getWeights(), [](Value w) {
+    return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
+  });
+  if (op.getWeights().size() > 1 && op.getStrategy() == Strategy::per_part &&
+      nonEmpty != op.getWeights().end()) {
+    unsigned firstNonEmpty = std::distance(op.getWeights().begin(), nonEmpty);
+    // dx without elements needs no GEMM, and a static subview offset into
+    // an empty dimension of dy would not verify.
+    if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
+        op.getGradOutput().getType().getDimSize(0) == 0)
+      return Path::per_part;
+    unsigned gemms = forEachColumnBlock(
+        rewriter, loc, op.getGradOutput(), op.getWeights(),
+        [&](unsigned i, Value weight, Value block) {
+          weight = inElementType(rewriter, loc, weight, elementType, owned);
+          auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
+                                  op.getGradInput());
+          // The first GEMM emitted writes dx; the others add to it.
+          if (i != firstNonEmpty)
+            g.setEpilogue(Epilogue::accumulate);
+        });
+    bump(stats.perPart, gemms);
+    return Path::per_part;
+  }
+  Value weight;
+  if (op.getWeights().size() == 1) {
+    weight = inElementType(rewriter, loc, op.getWeights().front(), elementType,
+                           owned);
+  } else {
+    weight = buildConcatCopy(rewriter, loc, op.getWeights(), elementType);
+    owned.push_back(weight);
+  }
+  GemmOp::create(rewriter, loc, op.getGradOutput(), weight, Value(),
+                 op.getGradInput());
+  bump(stats.fused);
+  return op.getWeights().size() == 1 ? Path::view : Path::copy;
+}
 
-  LogicalResult matchAndRewrite(LinearDgradOp op,
+/// Rewrites a slin.linear or slin.linear_dgrad (`OpTy`) into slin.gemm ops
+/// (`expand` above), frees the copies they read, and replaces the op's path
+/// result by the constant path taken.
+template <typename OpTy> struct ExpandSplitLinear : OpRewritePattern<OpTy> {
+  ExpandSplitLinear(MLIRContext *ctx, ExpandStats stats)
+      : OpRewritePattern<OpTy>(ctx), stats(stats) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type elementType = op.getGradOutput().getType().getElementType();
     SmallVector<Value> owned;
-    auto nonEmpty = llvm::find_if(op.getWeights(), [](Value w) {
-      return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
-    });
-    if (op.getWeights().size() > 1 && op.getStrategy() == Strategy::per_part &&
-        nonEmpty != op.getWeights().end()) {
-      unsigned firstNonEmpty =
-          std::distance(op.getWeights().begin(), nonEmpty);
-      // dx without elements needs no GEMM, and a static subview offset into
-      // an empty dimension of dy would not verify.
-      if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
-          op.getGradOutput().getType().getDimSize(0) == 0) {
-        replaceWithPath(rewriter, op, Path::per_part);
-        return success();
-      }
-      unsigned gemms = forEachColumnBlock(
-          rewriter, loc, op.getGradOutput(), op.getWeights(),
-          [&](unsigned i, Value weight, Value block) {
-            weight = inElementType(rewriter, loc, weight, elementType, owned);
-            auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
-                                    op.getGradInput());
-            // The first GEMM emitted writes dx; the others add to it.
-            if (i != firstNonEmpty)
-              g.setEpilogue(Epilogue::accumulate);
-          });
-      bump(stats.perPart, gemms);
-      freeAll(rewriter, loc, owned);
-      replaceWithPath(rewriter, op, Path::per_part);
-      return success();
-    }
-    Value weight;
-    if (op.getWeights().size() == 1) {
-      weight = inElementType(rewriter, loc, op.getWeights().front(),
-                             elementType, owned);
-    } else {
-      weight = buildConcatCopy(rewriter, loc, op.getWeights(), elementType);
-      owned.push_back(weight);
-    }
-    GemmOp::create(rewriter, loc, op.getGradOutput(), weight, Value(),
-                   op.getGradInput());
-    bump(stats.fused);
-    freeAll(rewriter, loc, owned);
-    replaceWithPath(rewriter, op,
-                    op.getWeights().size() == 1 ? Path::view : Path::copy);
+    Path path = expand(op, rewriter, owned, stats);
+    freeAll(rewriter, op.getLoc(), owned);
+    replaceWithPath(rewriter, op, path);
     return success();
   }
 
@@ -208,7 +198,8 @@ struct ExpandLinearDgrad : OpRewritePattern<LinearDgradOp> {
 };
 
 void addPatterns(RewritePatternSet &patterns, ExpandStats stats) {
-  patterns.add<ExpandLinear, ExpandLinearDgrad>(patterns.getContext(), stats);
+  patterns.add<ExpandSplitLinear<LinearOp>, ExpandSplitLinear<LinearDgradOp>>(
+      patterns.getContext(), stats);
 }
 
 struct SlinExpandLinearPass
@@ -218,10 +209,8 @@ struct SlinExpandLinearPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     addPatterns(patterns, ExpandStats{&numFusedGemms, &numPerPartGemms});
-    GreedyRewriteConfig config;
-    config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsWithoutFolding(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
 };

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -68,8 +69,15 @@ Value slin::buildConcatCopy(OpBuilder &b, Location loc, ValueRange parts,
   }
   if (type.getRank() == 2 && type.isDynamicDim(1))
     dynSizes.push_back(memref::DimOp::create(b, loc, parts.front(), 1));
-  auto alloc = memref::AllocOp::create(b, loc, type, dynSizes);
-  markRuntimeBuffer(alloc);
-  ConcatOp::create(b, loc, parts, alloc);
-  return alloc;
+  Value buffer = AllocOp::create(b, loc, type, dynSizes);
+  ConcatOp::create(b, loc, parts, buffer);
+  return buffer;
+}
+
+LogicalResult
+slin::applyPatternsWithoutFolding(Operation *op,
+                                  const FrozenRewritePatternSet &patterns) {
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  return applyPatternsGreedily(op, patterns, config);
 }

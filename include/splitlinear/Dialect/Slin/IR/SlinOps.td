@@ -298,4 +298,64 @@ def Slin_PreferPerPartOp : Slin_Op<"prefer_per_part"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// AllocOp / DeallocOp
+//===----------------------------------------------------------------------===//
+
+def Slin_Buffer : MemRefOf<[F16, BF16, F32, F64]>;
+
+def Slin_AllocOp : Slin_Op<"alloc"> {
+  let summary = "a temporary buffer from the runtime's allocator";
+  let description = [{
+    Allocates a buffer of the result type (identity layout, default memory
+    space, rank ≥ 1) from the runtime context's allocator: device memory on
+    CUDA, PyTorch's caching allocator when the kernel is called from the torch
+    op. `dynamic_sizes` holds one `index` per dynamic dimension of the
+    result, in order. The slin passes create it for the temporaries of a
+    materializing concat; `slin.dealloc` frees it. The program's own
+    `memref.alloc`s stay host allocations.
+
+    That the buffer comes from the runtime is the op's meaning, not an
+    annotation a pass could drop: the conversion lowers it to
+    `slinrt_<target>_alloc(ctx, bytes)` (256-byte aligned memory) and a
+    `memref.view`.
+
+    ```mlir
+    %buf = slin.alloc(%n) : memref<?x16xf32>
+    slin.concat ins(%a, %b : memref<?x16xf32>, memref<4x16xbf16>)
+        outs(%buf : memref<?x16xf32>)
+    slin.dealloc %buf : memref<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$dynamic_sizes);
+  let results = (outs Res<Slin_Buffer, "the new buffer",
+                          [MemAlloc<DefaultResource, 0, FullEffect>]>:$memref);
+  let assemblyFormat = [{
+    `(` $dynamic_sizes `)` attr-dict `:` type($memref)
+  }];
+  let hasVerifier = 1;
+}
+
+def Slin_DeallocOp : Slin_Op<"dealloc"> {
+  let summary = "frees a buffer of slin.alloc";
+  let description = [{
+    Returns a buffer that `slin.alloc` allocated to the runtime context's
+    allocator. `memref` is that buffer or a view of it with the same aligned
+    base pointer (a cast or subview: the checked-view fallback frees a cast
+    of its copy), with a strided layout in the default memory space; the
+    conversion passes that aligned address to
+    `slinrt_<target>_free(ctx, address)`.
+
+    ```mlir
+    slin.dealloc %buf : memref<?x16xf32>
+    ```
+  }];
+  let arguments = (ins Arg<Slin_Buffer, "the buffer to free",
+                           [MemFree<DefaultResource, 0, FullEffect>]>:$memref);
+  let assemblyFormat = [{
+    $memref attr-dict `:` type($memref)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINOPS_TD

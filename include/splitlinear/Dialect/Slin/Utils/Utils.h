@@ -2,8 +2,8 @@
 //
 // Small builders that the slin transforms and the conversion to the runtime
 // both need: memref sizes that are never folded into invalid static sizes,
-// index sums folded when they are constant, and the materializing concat of
-// weight parts into a fresh runtime buffer.
+// index sums folded when they are constant, the materializing concat of
+// weight parts into a fresh runtime buffer, and the passes' pattern driver.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 
 namespace mlir {
 namespace slin {
@@ -34,10 +35,18 @@ OpFoldResult addOfr(OpBuilder &b, Location loc, OpFoldResult a,
 /// rank 2, the parts' columns (static when one part's is).
 SmallVector<int64_t> stackedShape(ValueRange parts);
 
-/// Allocates a runtime buffer (`slin.buffer`, identity layout, `elementType`)
+/// Applies `patterns` to `op` with the greedy driver, folding disabled: the
+/// slin passes rewrite each op once into exactly the ops their patterns
+/// build (a folder would, e.g., look through the casts of a buffer). Fails
+/// when the driver does not converge.
+LogicalResult
+applyPatternsWithoutFolding(Operation *op,
+                            const FrozenRewritePatternSet &patterns);
+
+/// Allocates a runtime buffer (`slin.alloc`, identity layout, `elementType`)
 /// of stackedShape(`parts`) and fills it with `slin.concat` of `parts`, which
-/// converts parts of another element type. The caller frees it (a
-/// `memref.dealloc` marked with markRuntimeBuffer).
+/// converts parts of another element type. The caller frees it with
+/// `slin.dealloc`.
 Value buildConcatCopy(OpBuilder &b, Location loc, ValueRange parts,
                       Type elementType);
 
