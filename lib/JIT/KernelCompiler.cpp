@@ -137,8 +137,7 @@ private:
 } // namespace
 
 std::unique_ptr<MLIRContext> splitlinear::createContext() {
-  static std::once_flag once;
-  std::call_once(once, [] { registerAllPasses(); });
+  registerAllPasses(); // idempotent and thread-safe
   DialectRegistry registry;
   registerAllDialects(registry);
   // Kernels compile in the caller's thread; a thread pool per context would
