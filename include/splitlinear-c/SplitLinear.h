@@ -1,11 +1,12 @@
 /*===- SplitLinear.h - splitlinear compiler C API -----------------*- C -*-===*\
 |*                                                                            *|
 |* The C API of the splitlinear compiler: parse `slin` IR, run pipelines,    *|
-|* JIT-compile, look up and invoke entry points, and build the IR of the     *|
-|* kernels the torch op needs (the one IR producer for kernels). Exported    *|
-|* from libsplitlinear_c.so with every other symbol hidden. No exceptions    *|
-|* cross it; failures return NULL / non-zero and a heap string (free it with *|
-|* slinStringFree) holding the diagnostics.                                  *|
+|* JIT-compile, look up and invoke entry points, and build and compile the   *|
+|* kernels the torch op needs. A thin wrapper of the C++ kernel compiler     *|
+|* (splitlinear/JIT/KernelCompiler.h). Exported from libsplitlinear_c.so     *|
+|* with every other symbol hidden. No exceptions cross it; failures return   *|
+|* NULL / non-zero and a heap string (free it with slinStringFree) holding   *|
+|* the diagnostics.                                                          *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 

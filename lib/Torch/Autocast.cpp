@@ -12,110 +12,27 @@
 // does not run under autocast, and the Autocast keys fall through.
 //
 // Weight (and bias) parts that all need the cast are cast *into one buffer*
-// (`splitlinear::cast_concat`, defined here: one `cat` with a dtype-converting
-// output, reading each part once), and the op gets row blocks of it: adjacent parts, so it takes the
-// zero-copy view path. Casting each part on its own would put the parts in
-// separate buffers and force a copy or one GEMM per part. Eager
-// `F.linear(x, cat(W))` under autocast moves the same bytes (a cat, then a
-// cast); `cast_concat`'s backward hands each part its row block of the
-// gradient, cast back to the part's dtype.
+// (`splitlinear::cast_concat`, LinearOps.h: one `cat` with a dtype-converting
+// output, reading each part once), and the op gets row blocks of it: adjacent
+// parts, so it takes the zero-copy view path. Casting each part on its own
+// would put the parts in separate buffers and force a copy or one GEMM per
+// part. Eager `F.linear(x, cat(W))` under autocast moves the same bytes (a
+// cat, then a cast); `cast_concat`'s backward (Autograd.cpp) hands each part
+// its row block of the gradient, cast back to the part's dtype.
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpHandles.h"
+
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <vector>
 
+using namespace splitlinear;
+
 namespace {
-
-//===----------------------------------------------------------------------===//
-// cast_concat
-//===----------------------------------------------------------------------===//
-
-/// `cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor`: `cat(parts, 0)`
-/// converted to `dtype` in one pass ([ΣN_i, ...] from parts [N_i, ...] of
-/// one dtype, rank and device). An op of its own, opaque to Inductor, so that
-/// its output is one realized buffer and row blocks of it stay adjacent
-/// (Inductor would otherwise compute each slice of a fused cat + convert as
-/// a buffer of its own).
-at::Tensor castConcat(at::TensorList parts, at::ScalarType dtype) {
-  constexpr const char *op = "splitlinear.cast_concat";
-  TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
-  const at::Tensor &first = parts[0];
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const at::Tensor &p = parts[i];
-    TORCH_CHECK(p.defined() && p.dim() >= 1, op, ": parts[", i,
-                "] must be a tensor of at least 1 dim");
-    TORCH_CHECK(p.dim() == first.dim() && p.sizes().slice(1) == first.sizes().slice(1),
-                op, ": parts[", i, "] has shape ", p.sizes(),
-                " but parts[0] has ", first.sizes(),
-                " (all but dim 0 must agree)");
-    TORCH_CHECK(p.device() == first.device(), op, ": parts[", i, "] is on ",
-                p.device(), " but parts[0] is on ", first.device());
-    TORCH_CHECK(p.scalar_type() == first.scalar_type(), op, ": parts[", i,
-                "] has dtype ", p.scalar_type(), " but parts[0] has ",
-                first.scalar_type());
-  }
-  int64_t rows = 0;
-  for (const at::Tensor &p : parts)
-    rows += p.size(0);
-  std::vector<int64_t> shape(first.sizes().begin(), first.sizes().end());
-  shape[0] = rows;
-  at::Tensor out = at::empty(shape, first.options().dtype(dtype));
-  return at::cat_out(out, parts, 0);
-}
-
-const c10::TypedOperatorHandle<at::Tensor(at::TensorList, at::ScalarType)> &
-castConcatOp() {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("splitlinear::cast_concat", "")
-                       .typed<at::Tensor(at::TensorList, at::ScalarType)>();
-  return op;
-}
-
-/// The autograd formula of `cast_concat`: each part gets its row block of
-/// the gradient, cast back to the part's dtype (differentiable ATen ops, so
-/// higher-order gradients work). Saves no tensor.
-class CastConcat : public torch::autograd::Function<CastConcat> {
-public:
-  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
-                            at::TensorList parts, at::ScalarType dtype) {
-    std::vector<int64_t> rows;
-    for (const at::Tensor &p : parts)
-      rows.push_back(p.dim() >= 1 ? p.size(0) : 0); // the op checks
-    ctx->saved_data["rows"] = rows;
-    ctx->saved_data["dtype"] = parts.empty() ? dtype : parts[0].scalar_type();
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return castConcatOp().call(parts, dtype);
-  }
-
-  static torch::autograd::variable_list
-  backward(torch::autograd::AutogradContext *ctx,
-           torch::autograd::variable_list gradOutputs) {
-    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
-    at::ScalarType dtype = ctx->saved_data["dtype"].toScalarType();
-    torch::autograd::variable_list grads;
-    int64_t offset = 0;
-    for (int64_t r : rows) {
-      grads.push_back(gradOutputs[0].narrow(0, offset, r).to(dtype));
-      offset += r;
-    }
-    grads.emplace_back(); // dtype
-    return grads;
-  }
-};
-
-at::Tensor castConcatAutograd(at::TensorList parts, at::ScalarType dtype) {
-  return CastConcat::apply(parts, dtype);
-}
-
-//===----------------------------------------------------------------------===//
-// Autocast
-//===----------------------------------------------------------------------===//
 
 /// `parts` cast to `dtype` under autocast. When every part is eligible for
 /// the cast (a floating-point, non-float64 tensor of the autocast device, not
@@ -135,7 +52,7 @@ std::vector<at::Tensor> castParts(at::TensorList parts, at::ScalarType dtype) {
   }
   if (!stack)
     return at::autocast::cached_cast(dtype, parts, DeviceType);
-  at::Tensor buffer = castConcatOp().call(parts, dtype); // through Autograd
+  at::Tensor buffer = ops().castConcat.call(parts, dtype); // through Autograd
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (const at::Tensor &p : parts) {
@@ -145,9 +62,6 @@ std::vector<at::Tensor> castParts(at::TensorList parts, at::ScalarType dtype) {
   return out;
 }
 
-using LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
-                             std::optional<at::TensorList>);
-
 /// `linear` with the input, weights and biases cast to the autocast dtype of
 /// `DeviceType` (see the file comment).
 template <c10::DeviceType DeviceType>
@@ -155,33 +69,16 @@ at::Tensor linearAutocast(const at::Tensor &input, at::TensorList weight,
                           std::optional<at::TensorList> bias) {
   c10::impl::ExcludeDispatchKeyGuard noAutocast(
       at::autocast::get_autocast_dispatch_key_from_device_type(DeviceType));
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("splitlinear::linear", "")
-                       .typed<LinearSig>();
   at::ScalarType dtype = at::autocast::get_autocast_dtype(DeviceType);
   at::Tensor x = at::autocast::cached_cast(dtype, input, DeviceType);
   std::vector<at::Tensor> w = castParts<DeviceType>(weight, dtype);
   if (!bias)
-    return op.call(x, w, std::nullopt);
+    return ops().linear.call(x, w, std::nullopt);
   std::vector<at::Tensor> b = castParts<DeviceType>(*bias, dtype);
-  return op.call(x, w, at::TensorList(b));
+  return ops().linear.call(x, w, at::TensorList(b));
 }
 
 } // namespace
-
-TORCH_LIBRARY_FRAGMENT(splitlinear, m) {
-  m.def("cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor");
-}
-
-TORCH_LIBRARY_IMPL(splitlinear, CPU, m) { m.impl("cast_concat", &castConcat); }
-
-#ifdef SPLITLINEAR_TORCH_CUDA
-TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) { m.impl("cast_concat", &castConcat); }
-#endif
-
-TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
-  m.impl("cast_concat", &castConcatAutograd);
-}
 
 TORCH_LIBRARY_IMPL(splitlinear, AutocastCPU, m) {
   m.impl("linear", &linearAutocast<c10::DeviceType::CPU>);

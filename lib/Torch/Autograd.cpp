@@ -14,45 +14,22 @@
 //    db = Σ_rows dy), so the gradient of the gradient is exact. Otherwise
 //    (every ordinary backward, and every backward traced by AOTAutograd, which
 //    runs without grad mode) they redispatch to the fast kernels.
+//  * `cast_concat`: each part gets its row block of the gradient, cast back
+//    to the part's dtype.
 //
 //===----------------------------------------------------------------------===//
 
+#include "OpHandles.h"
+
 #include <ATen/ATen.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <vector>
 
+using namespace splitlinear;
+
 namespace {
-
-using LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
-                             std::optional<at::TensorList>);
-using DgradSig = at::Tensor(const at::Tensor &, at::TensorList);
-using WgradSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
-                                                    const at::Tensor &, bool);
-
-/// The ops, called through the dispatcher: under tracing (AOT, fake tensors)
-/// their fake kernels must run, and the backward ops' Autograd kernels below
-/// must see grad mode.
-const c10::TypedOperatorHandle<LinearSig> &linearOp() {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("splitlinear::linear", "")
-                       .typed<LinearSig>();
-  return op;
-}
-const c10::TypedOperatorHandle<DgradSig> &dgradOp() {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("splitlinear::linear_dgrad", "")
-                       .typed<DgradSig>();
-  return op;
-}
-const c10::TypedOperatorHandle<WgradSig> &wgradOp() {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("splitlinear::linear_wgrad", "")
-                       .typed<WgradSig>();
-  return op;
-}
 
 /// True when the call must be recorded for autograd: grad mode is on and one
 /// of `tensors` requires grad.
@@ -86,7 +63,7 @@ at::Tensor dgradAutograd(const at::Tensor &gradOutput, at::TensorList weight) {
   if (needsGraph({gradOutput, weight}) && !weight.empty())
     return at::matmul(gradOutput, at::cat(weight));
   at::AutoDispatchBelowADInplaceOrView guard;
-  return dgradOp().call(gradOutput, weight);
+  return ops().dgrad.call(gradOutput, weight);
 }
 
 /// dW [N, K] = dyᵀ · x over the flattened rows; db [N] = Σ_rows dy (or [0]).
@@ -100,7 +77,7 @@ wgradAutograd(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) 
     return {dw, db};
   }
   at::AutoDispatchBelowADInplaceOrView guard;
-  return wgradOp().call(gradOutput, input, bias);
+  return ops().wgrad.call(gradOutput, input, bias);
 }
 
 //===----------------------------------------------------------------------===//
@@ -145,8 +122,8 @@ public:
     ctx->saved_data["has_bias"] = hasBias;
     at::AutoDispatchBelowADInplaceOrView guard;
     if (!hasBias)
-      return linearOp().call(input, weight, std::nullopt);
-    return linearOp().call(input, weight, parts.slice(numWeights));
+      return ops().linear.call(input, weight, std::nullopt);
+    return ops().linear.call(input, weight, parts.slice(numWeights));
   }
 
   static torch::autograd::variable_list
@@ -169,7 +146,7 @@ public:
     // One slot per flattened tensor input, then the two non-tensor inputs.
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
     if (needs.get(0))
-      grads[0] = dgradOp().call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
+      grads[0] = ops().dgrad.call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
     std::vector<int64_t> offsets{0};
     for (int64_t r : rows)
       offsets.push_back(offsets.back() + r);
@@ -185,7 +162,7 @@ public:
       at::Tensor block = (i == 0 && j == n)
                              ? grad
                              : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
-      auto [dw, db] = wgradOp().call(block, input, withBias);
+      auto [dw, db] = ops().wgrad.call(block, input, withBias);
       for (int64_t p = i; p < j; ++p) {
         grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], rows[p]);
         if (withBias && biasNeeds(p))
@@ -215,10 +192,51 @@ at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
                                static_cast<int64_t>(weight.size()), hasBias);
 }
 
+//===----------------------------------------------------------------------===//
+// cast_concat
+//===----------------------------------------------------------------------===//
+
+/// The autograd formula of `cast_concat`: each part gets its row block of
+/// the gradient, cast back to the part's dtype (differentiable ATen ops, so
+/// higher-order gradients work). Saves no tensor.
+class CastConcat : public torch::autograd::Function<CastConcat> {
+public:
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
+                            at::TensorList parts, at::ScalarType dtype) {
+    std::vector<int64_t> rows;
+    for (const at::Tensor &p : parts)
+      rows.push_back(p.dim() >= 1 ? p.size(0) : 0); // the op checks
+    ctx->saved_data["rows"] = rows;
+    ctx->saved_data["dtype"] = parts.empty() ? dtype : parts[0].scalar_type();
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return ops().castConcat.call(parts, dtype);
+  }
+
+  static torch::autograd::variable_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::variable_list gradOutputs) {
+    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
+    at::ScalarType dtype = ctx->saved_data["dtype"].toScalarType();
+    torch::autograd::variable_list grads;
+    int64_t offset = 0;
+    for (int64_t r : rows) {
+      grads.push_back(gradOutputs[0].narrow(0, offset, r).to(dtype));
+      offset += r;
+    }
+    grads.emplace_back(); // dtype
+    return grads;
+  }
+};
+
+at::Tensor castConcatAutograd(at::TensorList parts, at::ScalarType dtype) {
+  return CastConcat::apply(parts, dtype);
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
   m.impl("linear", &linearAutograd);
   m.impl("linear_dgrad", &dgradAutograd);
   m.impl("linear_wgrad", &wgradAutograd);
+  m.impl("cast_concat", &castConcatAutograd);
 }

@@ -5,11 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelCache.h"
+#include "Counters.h"
 #include "Settings.h"
 
 #include <c10/util/Exception.h>
 
-#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -52,20 +52,6 @@ Cache &cache() {
 }
 } // namespace
 
-OpCounters &counters() {
-  static OpCounters instance;
-  return instance;
-}
-
-/// 256 kernels, or SPLITLINEAR_KERNEL_CACHE_SIZE (read once). A kernel is one
-/// JIT-compiled module (about 0.2 s to compile) per KernelKey: kind, dtypes,
-/// number of parts, bias and target, so real models need a few dozen.
-size_t capacity() {
-  static const size_t value = static_cast<size_t>(integerFromEnv(
-      "SPLITLINEAR_KERNEL_CACHE_SIZE", 256, 1, "a positive integer"));
-  return value;
-}
-
 size_t cacheSize() {
   std::lock_guard<std::mutex> lock(cache().mutex);
   return cache().map.size();
@@ -73,7 +59,7 @@ size_t cacheSize() {
 
 std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
                                         const std::string &dumpDir) {
-  size_t limit = capacity(); // raises a bad SPLITLINEAR_KERNEL_CACHE_SIZE first
+  size_t limit = kernelCacheCapacity(); // raises a bad SPLITLINEAR_KERNEL_CACHE_SIZE first
   Cache &c = cache();
   // A compile that asks for dumps compiles even a cached signature (and
   // replaces the cached kernel), so its dump directory gets every kernel.
@@ -99,10 +85,7 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
   spec.alignment = 16;
   // Without a compile's own dump directory, the user's environment may ask
   // for dumps of every kernel compiled.
-  const char *envDump = std::getenv("SPLITLINEAR_DUMP_DIR");
-  spec.dump_dir = !dumpDir.empty() ? dumpDir.c_str()
-                  : envDump && *envDump ? envDump
-                                        : nullptr;
+  spec.dump_dir = !dumpDir.empty() ? dumpDir.c_str() : kernelDumpDirFromEnv();
   void (*entry)(void **) = nullptr;
   char *error = nullptr;
   SlinEngine engine = slinKernelCompile(&spec, &entry, &error);

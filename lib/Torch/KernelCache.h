@@ -12,7 +12,6 @@
 
 #include "splitlinear-c/SplitLinear.h"
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,27 +50,15 @@ private:
 
 /// Returns the kernel for `key`, compiling it on first use. Throws
 /// c10::Error with the compiler's diagnostics (IR and repro command
-/// included) when compilation fails. Thread-safe. At most `capacity()`
-/// kernels stay cached (least recently used ones are dropped; a kernel in use
-/// stays alive through its shared_ptr).
+/// included) when compilation fails. Thread-safe. At most
+/// `kernelCacheCapacity()` kernels (Settings.h) stay cached (least recently
+/// used ones are dropped; a kernel in use stays alive through its
+/// shared_ptr).
 std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
                                         const std::string &dumpDir = {});
 
-/// How the calls of one op combined the weight parts: in place (a view),
-/// copied (a cat), or one GEMM per part.
-struct PathCounters {
-  std::atomic<int64_t> views{0}, cats{0}, perPartGemms{0};
-};
-
-/// Counters of the op library (monotonic until reset).
-struct OpCounters {
-  PathCounters fprop, dgrad;
-  std::atomic<int64_t> compiles{0}, cacheHits{0}, evictions{0};
-};
-OpCounters &counters();
-
+/// The number of kernels in the cache. Thread-safe.
 size_t cacheSize();
-size_t capacity();
 
 } // namespace splitlinear
 

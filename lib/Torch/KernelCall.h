@@ -8,6 +8,7 @@
 #ifndef SPLITLINEAR_LIB_TORCH_KERNELCALL_H
 #define SPLITLINEAR_LIB_TORCH_KERNELCALL_H
 
+#include "Counters.h"
 #include "KernelCache.h"
 #include "splitlinear/Runtime/Runtime.h"
 

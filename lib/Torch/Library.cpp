@@ -1,11 +1,12 @@
 //===- Library.cpp - registration of torch.ops.splitlinear ------*- C++ -*-===//
 //
 // TORCH_LIBRARY only: the schemas of torch.ops.splitlinear.* (see
-// LinearOps.h) and their CPU / CUDA kernels. Autograd.cpp and Autocast.cpp
+// LinearOps.h, Counters.h) and their CPU / CUDA kernels. Autograd.cpp and Autocast.cpp
 // register their own dispatch keys.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Counters.h"
 #include "LinearOps.h"
 #include "Settings.h"
 
@@ -24,12 +25,14 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("runtime_counters() -> Dict(str, int)", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
   m.def("set_per_part_max_rows(int rows) -> int", &setPerPartMaxRows);
+  m.def("cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
   m.impl("linear", &splitlinear::linear);
   m.impl("linear_dgrad", &splitlinear::linearDgrad);
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
+  m.impl("cast_concat", &splitlinear::castConcat);
 }
 
 #ifdef SPLITLINEAR_TORCH_CUDA
@@ -37,5 +40,6 @@ TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) {
   m.impl("linear", &splitlinear::linear);
   m.impl("linear_dgrad", &splitlinear::linearDgrad);
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
+  m.impl("cast_concat", &splitlinear::castConcat);
 }
 #endif

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LinearOps.h"
+#include "Counters.h"
 #include "KernelCall.h"
 #include "RuntimeContext.h"
 #include "Settings.h"
@@ -207,6 +208,38 @@ splitlinear::linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, 
 }
 
 //===----------------------------------------------------------------------===//
+// cast_concat (autocast)
+//===----------------------------------------------------------------------===//
+
+at::Tensor splitlinear::castConcat(at::TensorList parts,
+                                   at::ScalarType dtype) {
+  constexpr const char *op = "splitlinear.cast_concat";
+  TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
+  const at::Tensor &first = parts[0];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const at::Tensor &p = parts[i];
+    TORCH_CHECK(p.defined() && p.dim() >= 1, op, ": parts[", i,
+                "] must be a tensor of at least 1 dim");
+    TORCH_CHECK(p.dim() == first.dim() && p.sizes().slice(1) == first.sizes().slice(1),
+                op, ": parts[", i, "] has shape ", p.sizes(),
+                " but parts[0] has ", first.sizes(),
+                " (all but dim 0 must agree)");
+    TORCH_CHECK(p.device() == first.device(), op, ": parts[", i, "] is on ",
+                p.device(), " but parts[0] is on ", first.device());
+    TORCH_CHECK(p.scalar_type() == first.scalar_type(), op, ": parts[", i,
+                "] has dtype ", p.scalar_type(), " but parts[0] has ",
+                first.scalar_type());
+  }
+  int64_t rows = 0;
+  for (const at::Tensor &p : parts)
+    rows += p.size(0);
+  std::vector<int64_t> shape(first.sizes().begin(), first.sizes().end());
+  shape[0] = rows;
+  at::Tensor out = at::empty(shape, first.options().dtype(dtype));
+  return at::cat_out(out, parts, 0);
+}
+
+//===----------------------------------------------------------------------===//
 // Ahead-of-time compilation
 //===----------------------------------------------------------------------===//
 
@@ -235,36 +268,3 @@ void splitlinear::precompile(at::ScalarType dtype, at::Device device, int64_t nu
   if (bias) // a run of parts without trainable biases
     getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target}, dump);
 }
-
-//===----------------------------------------------------------------------===//
-// Counters
-//===----------------------------------------------------------------------===//
-
-c10::Dict<std::string, int64_t> splitlinear::runtimeCounters() {
-  auto &c = counters();
-  c10::Dict<std::string, int64_t> out;
-  out.insert("views", c.fprop.views.load());
-  out.insert("cats", c.fprop.cats.load());
-  out.insert("per_part_gemms", c.fprop.perPartGemms.load());
-  out.insert("compiles", c.compiles.load());
-  out.insert("cache_hits", c.cacheHits.load());
-  out.insert("evictions", c.evictions.load());
-  out.insert("cache_size", static_cast<int64_t>(cacheSize()));
-  out.insert("dgrad_views", c.dgrad.views.load());
-  out.insert("dgrad_cats", c.dgrad.cats.load());
-  out.insert("dgrad_per_part_gemms", c.dgrad.perPartGemms.load());
-  return out;
-}
-
-void splitlinear::resetRuntimeCounters() {
-  auto &c = counters();
-  for (PathCounters *paths : {&c.fprop, &c.dgrad}) {
-    paths->views = 0;
-    paths->cats = 0;
-    paths->perPartGemms = 0;
-  }
-  c.compiles = 0;
-  c.cacheHits = 0;
-  c.evictions = 0;
-}
-

@@ -1,6 +1,7 @@
 //===- LinearOps.h - the ops of torch.ops.splitlinear -----------*- C++ -*-===//
 //
-// Declares the kernels of torch.ops.splitlinear.* that Library.cpp registers.
+// Declares the kernels of torch.ops.splitlinear.* that Library.cpp registers
+// (the counter ops are in Counters.h).
 //
 // Schemas (shapes: input [..., K], weight_i [N_i, K], bias_i [N_i]):
 //   linear(Tensor input, Tensor[] weight, Tensor[]? bias) -> Tensor [..., ΣN_i]
@@ -17,6 +18,7 @@
 //   reset_runtime_counters() -> ()
 //   set_per_part_max_rows(int rows) -> int   (previous value; -1: automatic;
 //                                             see perPartMaxRows)
+//   cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor   (autocast)
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,6 @@
 #define SPLITLINEAR_LIB_TORCH_LINEAROPS_H
 
 #include <ATen/ATen.h>
-#include <ATen/core/Dict.h>
 
 #include <optional>
 #include <string>
@@ -40,13 +41,16 @@ at::Tensor linearDgrad(const at::Tensor &gradOutput, at::TensorList weight);
 /// (dW [N, K], db [N] or [0]) of grad_output and input.
 std::tuple<at::Tensor, at::Tensor>
 linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias);
+/// `cat(parts, 0)` converted to `dtype` in one pass ([ΣN_i, ...] from parts
+/// [N_i, ...] of one dtype, rank and device). An op of its own, opaque to
+/// Inductor, so that its output is one realized buffer and row blocks of it
+/// stay adjacent (Inductor would otherwise compute each slice of a fused
+/// cat + convert as a buffer of its own). Used by the autocast kernel of
+/// `linear` (Autocast.cpp).
+at::Tensor castConcat(at::TensorList parts, at::ScalarType dtype);
 /// Compiles (and caches) the kernels `linear` needs for a signature.
 void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
                 bool bias, bool training, std::optional<std::string> dumpDir);
-/// The op library's counters by name.
-c10::Dict<std::string, int64_t> runtimeCounters();
-/// Zeroes the counters of runtimeCounters (the cache is kept).
-void resetRuntimeCounters();
 
 } // namespace splitlinear
 

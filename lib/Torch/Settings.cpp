@@ -46,6 +46,20 @@ int64_t splitlinear::setPerPartMaxRows(int64_t rows) {
 }
 
 
+/// A kernel is one JIT-compiled module (about 0.2 s to compile) per
+/// KernelKey: kind, dtypes, number of parts, bias and target, so real models
+/// need a few dozen.
+size_t splitlinear::kernelCacheCapacity() {
+  static const size_t value = static_cast<size_t>(integerFromEnv(
+      "SPLITLINEAR_KERNEL_CACHE_SIZE", 256, 1, "a positive integer"));
+  return value;
+}
+
+const char *splitlinear::kernelDumpDirFromEnv() {
+  const char *dir = std::getenv("SPLITLINEAR_DUMP_DIR");
+  return dir && *dir ? dir : nullptr;
+}
+
 int64_t splitlinear::integerFromEnv(const char *name, int64_t fallback, int64_t min,
                        const char *expected) {
   const char *env = std::getenv(name);

@@ -1,7 +1,8 @@
 //===- Settings.h - settings of the op library ------------------*- C++ -*-===//
 //
 // Process-wide settings of the op library read from the environment or set
-// through ops: the per-part threshold of set_per_part_max_rows.
+// through ops: the per-part threshold of set_per_part_max_rows, the kernel
+// cache's capacity and the directory kernels are dumped to.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 #define SPLITLINEAR_LIB_TORCH_SETTINGS_H
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace splitlinear {
@@ -24,6 +26,14 @@ std::atomic<int64_t> &perPartMaxRows();
 /// this one, in every thread; returns the previous value. Raises c10::Error
 /// for anything below -1. (The `set_per_part_max_rows` op.)
 int64_t setPerPartMaxRows(int64_t rows);
+
+/// The kernel cache's capacity: 256 kernels, or SPLITLINEAR_KERNEL_CACHE_SIZE
+/// (read once; raises c10::Error unless it is a positive integer).
+size_t kernelCacheCapacity();
+
+/// SPLITLINEAR_DUMP_DIR, the directory every compiled kernel's IR is dumped
+/// to (read at each compile), or null when it is unset or empty.
+const char *kernelDumpDirFromEnv();
 
 /// The integer in environment variable `name`, or `fallback` when it is
 /// unset or empty. Raises c10::Error ("<name> must be <expected>, got '...'")

@@ -1,0 +1,26 @@
+//===- OpHandles.cpp - dispatcher handles of the ops ------------*- C++ -*-===//
+//
+// Implements OpHandles.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpHandles.h"
+
+using namespace splitlinear;
+
+namespace {
+/// The handle of op `name` (overload "") with signature `Sig`.
+template <typename Sig>
+c10::TypedOperatorHandle<Sig> typedOp(const char *name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Sig>();
+}
+} // namespace
+
+const OpHandles &splitlinear::ops() {
+  static const OpHandles handles{
+      typedOp<LinearSig>("splitlinear::linear"),
+      typedOp<DgradSig>("splitlinear::linear_dgrad"),
+      typedOp<WgradSig>("splitlinear::linear_wgrad"),
+      typedOp<CastConcatSig>("splitlinear::cast_concat")};
+  return handles;
+}

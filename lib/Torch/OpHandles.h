@@ -1,0 +1,43 @@
+//===- OpHandles.h - dispatcher handles of the ops --------------*- C++ -*-===//
+//
+// Typed dispatcher handles of torch.ops.splitlinear.*, for the kernels that
+// call an op through the dispatcher (autograd, autocast): under tracing (AOT,
+// fake tensors) the ops' fake kernels must run, and the backward ops'
+// Autograd kernels must see grad mode.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_LIB_TORCH_OPHANDLES_H
+#define SPLITLINEAR_LIB_TORCH_OPHANDLES_H
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <optional>
+#include <tuple>
+
+namespace splitlinear {
+
+using LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
+                             std::optional<at::TensorList>);
+using DgradSig = at::Tensor(const at::Tensor &, at::TensorList);
+using WgradSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
+                                                    const at::Tensor &, bool);
+using CastConcatSig = at::Tensor(at::TensorList, at::ScalarType);
+
+/// The handles of `splitlinear::linear`, `linear_dgrad`, `linear_wgrad` and
+/// `cast_concat`.
+struct OpHandles {
+  c10::TypedOperatorHandle<LinearSig> linear;
+  c10::TypedOperatorHandle<DgradSig> dgrad;
+  c10::TypedOperatorHandle<WgradSig> wgrad;
+  c10::TypedOperatorHandle<CastConcatSig> castConcat;
+};
+
+/// The handles, looked up at the first call (thread-safe). Raises c10::Error
+/// if the library (Library.cpp) is not registered.
+const OpHandles &ops();
+
+} // namespace splitlinear
+
+#endif // SPLITLINEAR_LIB_TORCH_OPHANDLES_H
