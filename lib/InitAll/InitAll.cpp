@@ -53,6 +53,7 @@ void splitlinear::registerAllPasses() {
   static bool registered = [] {
     mlir::slin::registerSlinPasses();
     mlir::slin::registerSplitLinearConversionPasses();
+    mlir::slin::registerConvertSlinToCuBLASLtAlias();
     mlir::slin::registerSplitLinearPipelines();
     // Upstream passes the pipeline is made of, so `-pass-pipeline` strings
     // and repro commands can name each step.

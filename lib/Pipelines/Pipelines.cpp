@@ -1,8 +1,7 @@
 //===- Pipelines.cpp - the splitlinear lowering pipeline --------*- C++ -*-===//
 //
 // Builds and registers `splitlinear-pipeline`: from `slin` ops on memrefs to
-// the LLVM dialect calling the runtime; registers the former name of
-// `convert-slin-to-runtime` as an alias.
+// the LLVM dialect calling the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,12 +42,4 @@ void mlir::slin::registerSplitLinearPipelines() {
       "splitlinear-pipeline",
       "Lower slin IR to LLVM dialect calls of the splitlinear runtime",
       buildSplitLinearPipeline);
-  PassPipelineRegistration<ConvertSlinToCuBLASLtAliasOptions>(
-      "convert-slin-to-cublaslt",
-      "Alias of convert-slin-to-runtime (its former name)",
-      [](OpPassManager &pm, const ConvertSlinToCuBLASLtAliasOptions &options) {
-        ConvertSlinToRuntimeOptions convert;
-        convert.target = options.target;
-        pm.addPass(createConvertSlinToRuntime(convert));
-      });
 }

@@ -25,6 +25,10 @@ enum class RuntimeTarget { cpu, cuda };
 #define GEN_PASS_REGISTRATION
 #include "splitlinear/Conversion/Passes.h.inc"
 
+/// Registers `convert-slin-to-cublaslt{target=cuda|cpu}`, the former name of
+/// `convert-slin-to-runtime`, as a one-pass pipeline (users and docs know the
+/// old spelling). Call after registerSplitLinearConversionPasses.
+void registerConvertSlinToCuBLASLtAlias();
 
 } // namespace slin
 } // namespace mlir

@@ -31,18 +31,6 @@ struct SplitLinearPipelineOptions
       llvm::cl::init(16)};
 };
 
-/// Options of `convert-slin-to-cublaslt`, the former name of
-/// `convert-slin-to-runtime` (kept as an alias: users and docs know it).
-struct ConvertSlinToCuBLASLtAliasOptions
-    : public PassPipelineOptions<ConvertSlinToCuBLASLtAliasOptions> {
-  Option<RuntimeTarget> target{
-      *this, "target", llvm::cl::desc("Runtime target"),
-      llvm::cl::init(RuntimeTarget::cuda),
-      llvm::cl::values(
-          clEnumValN(RuntimeTarget::cuda, "cuda", "CUDA (cuBLASLt)"),
-          clEnumValN(RuntimeTarget::cpu, "cpu", "the host (BLAS)"))};
-};
-
 /// Builds the whole lowering: slin-elide-concat, slin-expand-linear,
 /// convert-slin-to-runtime, expand-strided-metadata,
 /// finalize-memref-to-llvm, convert-scf-to-cf, convert-to-llvm,
@@ -50,8 +38,7 @@ struct ConvertSlinToCuBLASLtAliasOptions
 void buildSplitLinearPipeline(OpPassManager &pm,
                               const SplitLinearPipelineOptions &options);
 
-/// Registers `splitlinear-pipeline` and the `convert-slin-to-cublaslt` alias
-/// of `convert-slin-to-runtime`.
+/// Registers `splitlinear-pipeline`.
 void registerSplitLinearPipelines();
 
 } // namespace slin

@@ -33,7 +33,9 @@ rewriting):
 * :mod:`.patterns`: site matching (:func:`find_linear_sites`, :func:`cat_parts`);
 * :mod:`.state`: grad mode, autocast state and barriers (:class:`GraphState`);
 * :mod:`.plan`: validation and planning (:func:`analyze_site`, :func:`plan_regions`);
-* :mod:`.rewrite`: graph rewriting (:func:`rewrite_region`).
+* :mod:`.rewrite`: graph rewriting (:func:`rewrite_region`);
+* :mod:`.driver`: plan and rewrite one graph and its inline subgraphs
+  (:func:`~.driver.rewrite_graph`, which the backend calls).
 """
 
 from __future__ import annotations
