@@ -15,7 +15,9 @@ def ConvertSlinToRuntime : Pass<"convert-slin-to-runtime", "::mlir::ModuleOp"> {
     Rewrites `slin.gemm` and `slin.concat` into `func.call`s of the runtime's
     C-interface entry points (`slinrt_<target>_gemm_<type>`, ...), declared
     `llvm.emit_c_interface` so memrefs travel as strided descriptors;
-    `memref.alloc`/`memref.dealloc` into the runtime's allocator;
+    `slin.alloc`/`slin.dealloc` into the runtime's allocator
+    (`slinrt_<target>_alloc/free`; the program's own `memref.alloc`s are
+    left alone);
     `slin.is_adjacent` and `slin.view_concat` into memref metadata arithmetic.
     The runtime context is the function's `!slin.context` argument, or
     `slinrt_default_context()` when there is none; a function with two

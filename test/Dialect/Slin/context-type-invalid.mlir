@@ -1,6 +1,8 @@
-// The runtime context is a type, not an argument attribute: the slin dialect
-// defines no argument attributes, so IR that still marks a pointer
-// `{slin.context}` is refused instead of running on the default context.
+// The runtime context is a type, not an argument attribute, and temporaries
+// are ops, not a marked memref.alloc: the slin dialect defines no argument or
+// discardable attributes, so IR that still marks a pointer `{slin.context}`
+// or an allocation `{slin.buffer}` is refused instead of running on the
+// default context or in host memory.
 //
 // RUN: splitlinear-opt %s -split-input-file -verify-diagnostics
 
@@ -21,5 +23,25 @@ func.func @unknown_attribute(%a: memref<4x4xf32>, %s: !llvm.ptr {slin.stream}) {
 
 // expected-error @+1 {{unknown  type `ctx` in dialect `slin`}}
 func.func @unknown_type(%ctx: !slin.ctx) {
+  return
+}
+
+// -----
+
+// The discardable `{slin.buffer}` that marked temporaries before `slin.alloc`
+// existed: refused instead of silently staying a host allocation.
+func.func @marked_alloc(%n: index) {
+  // expected-error @+2 {{'memref.alloc' op has the attribute 'slin.buffer', but the slin dialect defines no discardable attributes}}
+  // expected-note @+1 {{a temporary from the runtime's allocator is 'slin.alloc' / 'slin.dealloc'}}
+  %buf = memref.alloc(%n) {slin.buffer} : memref<?x16xf32>
+  memref.dealloc %buf : memref<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_op_attribute() {
+  // expected-error @+1 {{'arith.constant' op has the attribute 'slin.per_part', but the slin dialect defines no discardable attributes}}
+  %c0 = arith.constant {slin.per_part} 0 : index
   return
 }

@@ -38,6 +38,22 @@ void SlinDialect::initialize() {
       >();
 }
 
+/// Refuses every discardable `slin.*` attribute on an operation: the dialect
+/// defines none (temporaries are `slin.alloc`/`slin.dealloc`, the strategy
+/// and epilogue are inherent attributes).
+LogicalResult SlinDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "has the attribute '"
+                            << attribute.getName().getValue()
+                            << "', but the slin dialect defines no "
+                               "discardable attributes";
+  if (attribute.getName() == "slin.buffer")
+    diag.attachNote() << "a temporary from the runtime's allocator is "
+                         "'slin.alloc' / 'slin.dealloc'";
+  return diag;
+}
+
 /// Refuses every `slin.*` attribute on a region argument: the dialect
 /// defines none, and one the verifier let pass would mean nothing.
 LogicalResult SlinDialect::verifyRegionArgAttribute(Operation *op,

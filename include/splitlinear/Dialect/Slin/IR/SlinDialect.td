@@ -34,10 +34,12 @@ def Slin_Dialect : Dialect {
   let cppNamespace = "::mlir::slin";
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
-  // The dialect defines no argument attributes: a `slin.*` one is an error
-  // (IR that still marks its context `{slin.context}` would otherwise run on
-  // the default context).
+  // The dialect defines no argument or discardable attributes: a `slin.*`
+  // one is an error (IR that still marks its context `{slin.context}` would
+  // otherwise run on the default context, and a `memref.alloc {slin.buffer}`
+  // would silently stay a host allocation).
   let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
   let dependentDialects = [
     "::mlir::memref::MemRefDialect",
     "::mlir::arith::ArithDialect",

@@ -21,7 +21,8 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
       no run-time check;
     * proven not adjacent (distinct allocations, another element type, a
       transposed part, offsets that provably do not chain): a buffer from
-      `memref.alloc`, filled by `slin.concat`, freed after the use;
+      `slin.alloc`, filled by `slin.concat`, freed by `slin.dealloc` after
+      the use;
     * otherwise (e.g. function arguments): `slin.is_adjacent` selects at run
       time, through `scf.if`, between the view and the copy.
 
