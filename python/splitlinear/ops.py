@@ -97,8 +97,11 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
     previous setting.
 
     Raises:
+        TypeError: ``rows`` is neither an int nor None.
         RuntimeError: for ``rows < 0``.
     """
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int)):
+        raise TypeError(f"splitlinear.set_per_part_max_rows: rows must be an int >= 0 or None, got {rows!r}")
     if rows is not None and rows < 0:
         raise RuntimeError(f"splitlinear.set_per_part_max_rows: rows must be >= 0 or None, got {rows}")
     previous = int(torch.ops.splitlinear.set_per_part_max_rows(-1 if rows is None else rows))

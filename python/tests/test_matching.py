@@ -257,3 +257,28 @@ def test_backend_on_symbolic_trace_graph(op: object, device: str) -> None:
     compiled = splitlinear_backend(gm, [x], options={"fallback": "eager"})
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
     assert _op_calls(gm) == 1 and splitlinear.stats()["regions_matched"] == 1
+
+
+def test_rewrite_graph_takes_an_options_dict_and_checks_its_arguments() -> None:
+    """``rewrite_graph`` is public: options as a dict or None work like SplitLinearOptions,
+    and a module that is not a GraphModule or an unknown option is a clear error."""
+
+    class TwoLinears(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wa, self.wb = torch.nn.Parameter(torch.randn(4, 8)), torch.nn.Parameter(torch.randn(2, 8))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return F.linear(x, torch.cat([self.wa, self.wb]))
+
+    model, x = TwoLinears().double(), torch.randn(3, 8, dtype=torch.float64)
+    expected = model(x)
+    for options in ({"min_parts": 2}, None):
+        gm = torch.fx.symbolic_trace(model)
+        plan = rewrite_graph(gm, [x], options)
+        assert len(plan.regions) == 1
+        torch.testing.assert_close(gm(x), expected)
+    with pytest.raises(TypeError, match="gm must be a torch.fx.GraphModule, got TwoLinears"):
+        rewrite_graph(model, [x], None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['bogus'\]"):
+        rewrite_graph(torch.fx.symbolic_trace(model), [x], {"bogus": 1})

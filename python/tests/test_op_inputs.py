@@ -72,6 +72,43 @@ def test_parts_on_another_device(op, device: str) -> None:
     torch.cuda.synchronize()
 
 
+# Real calls that mix a "meta" tensor with real ones dispatch to the Meta (fake)
+# kernel: each op's fake must refuse the device mix, not return uninitialized
+# memory (regression: weight[1] on meta gave a CPU tensor of garbage).
+META_MIX_CASES: dict[str, tuple[Callable[[str], object], str]] = {
+    "linear_weight": (lambda d: torch.ops.splitlinear.linear(torch.randn(3, 8, device=d), [torch.randn(4, 8, device=d), torch.randn(2, 8, device="meta")]),
+                      r"splitlinear.linear: weight\[1\] is on meta but input is on"),
+    "linear_only_weight": (lambda d: torch.ops.splitlinear.linear(torch.randn(3, 8, device=d), [torch.randn(4, 8, device="meta")]),
+                           r"splitlinear.linear: weight\[0\] is on meta but input is on"),
+    "linear_bias": (lambda d: torch.ops.splitlinear.linear(torch.randn(3, 8, device=d), [torch.randn(4, 8, device=d)], [torch.randn(4, device="meta")]),
+                    r"splitlinear.linear: bias\[0\] is on meta but input is on"),
+    "linear_input": (lambda d: torch.ops.splitlinear.linear(torch.randn(3, 8, device="meta"), [torch.randn(4, 8, device=d)]),
+                     r"splitlinear.linear: weight\[0\] is on .* but input is on meta"),
+    "dgrad": (lambda d: torch.ops.splitlinear.linear_dgrad(torch.randn(3, 6, device=d), [torch.randn(4, 8, device=d), torch.randn(2, 8, device="meta")]),
+              r"splitlinear.linear_dgrad: weight\[1\] is on meta but grad_output is on"),
+    "wgrad": (lambda d: torch.ops.splitlinear.linear_wgrad(torch.randn(3, 6, device=d), torch.randn(3, 8, device="meta"), True),
+              r"splitlinear.linear_wgrad: input is on meta but grad_output is on"),
+    "cast_concat": (lambda d: torch.ops.splitlinear.cast_concat([torch.randn(4, 8, device=d), torch.randn(2, 8, device="meta")], torch.float32),
+                    r"splitlinear.cast_concat: parts\[1\] is on meta but parts\[0\] is on"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(META_MIX_CASES))
+def test_meta_tensor_mixed_in_raises(op, device: str, name: str) -> None:
+    call, message = META_MIX_CASES[name]
+    with pytest.raises(RuntimeError, match=message):
+        call(device)
+
+
+def test_all_meta_call_gives_shapes(op) -> None:
+    """Only meta tensors: the fake kernels give the output shapes (shape propagation)."""
+    y = op.linear(torch.randn(2, 3, 8, device="meta"), [torch.randn(4, 8, device="meta"), torch.randn(2, 8, device="meta")],
+                  [torch.randn(4, device="meta"), torch.randn(2, device="meta")])
+    assert y.device.type == "meta" and y.shape == (2, 3, 6)
+    dx = torch.ops.splitlinear.linear_dgrad(torch.randn(5, 6, device="meta"), [torch.randn(4, 8, device="meta"), torch.randn(2, 8, device="meta")])
+    assert dx.device.type == "meta" and dx.shape == (5, 8)
+
+
 def _reference(x, w, b):
     return F.linear(x.double(), torch.cat([p.double() for p in w]),
                     None if b is None else torch.cat([p.double() for p in b]))
@@ -324,6 +361,13 @@ AUTO_CASES = {
              ([(1024, 1024), (1024, 1024)], 4096, "per_part_gemms"),
              ([(32, 256)] * 16, 1, "cats"), ([(32, 256)] * 16, 4096, "cats")],
 }
+
+
+def test_per_part_threshold_type_is_checked(op) -> None:
+    with pytest.raises(TypeError, match=r"rows must be an int >= 0 or None, got 'x'"):
+        op.set_per_part_max_rows("x")
+    with pytest.raises(TypeError, match=r"got True"):
+        op.set_per_part_max_rows(True)
 
 
 def test_per_part_automatic_choice(op, device: str) -> None:

@@ -9,7 +9,7 @@ backend (:mod:`splitlinear.backend`) calls it once per Dynamo graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -65,7 +65,7 @@ def _strict_error(rejections: Sequence[Rejection], graph_id: int) -> RuntimeErro
 def rewrite_graph(
     gm: fx.GraphModule,
     example_inputs: Sequence[Any],
-    options: SplitLinearOptions,
+    options: SplitLinearOptions | Mapping[str, Any] | None = None,
     *,
     linear_fn: LinearFn | None = None,
     graph_id: int = -1,
@@ -77,7 +77,8 @@ def rewrite_graph(
             any FX graph of torch-level ops (then fake values are propagated
             from ``example_inputs``).
         example_inputs: the graph's inputs (real or fake tensors, SymInts).
-        options: backend options (``strict``, ``horizontal_fusion``, ``min_parts``).
+        options: backend options (``strict``, ``horizontal_fusion``, ``min_parts``), as
+            :class:`SplitLinearOptions`, a dict of them or ``None`` (the defaults).
         linear_fn: the callable placed in the graph; default
             ``splitlinear.ops.linear`` (loaded only if a region is found).
         graph_id: number used in log and error messages.
@@ -88,9 +89,14 @@ def rewrite_graph(
         ``skipped`` (policy skips such as ``min_parts``).
 
     Raises:
+        TypeError: ``gm`` is not a ``torch.fx.GraphModule``.
+        ValueError: invalid ``options`` (see :meth:`SplitLinearOptions.from_dict`).
         RuntimeError: ``options.strict`` and a candidate was rejected, or a
             region was found but the op library cannot be loaded under strict.
     """
+    if not isinstance(gm, fx.GraphModule):
+        raise TypeError(f"splitlinear.rewrite_graph: gm must be a torch.fx.GraphModule, got {type(gm).__name__}")
+    options = SplitLinearOptions.from_dict(options)
     _ensure_metadata(gm, example_inputs)
     holder: list[LinearFn] = [] if linear_fn is None else [linear_fn]
     return _rewrite_module(gm, options, holder, graph_id, torch.is_grad_enabled(), ambient_autocast())
