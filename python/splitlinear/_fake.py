@@ -5,8 +5,8 @@ give the output shapes and repeat the C++ op's argument checks
 (``lib/Torch/LinearOps.cpp``: devices, dtypes, shapes) with ``torch._check``,
 so that bad input fails at trace time with the same message. They also run
 for real calls that mix a ``meta`` tensor with others (the Meta kernel wins the
-dispatch), so the device checks are what stops such a call. Imported by :mod:`splitlinear.ops` once the
-op library is loaded.
+dispatch), so the device checks are what stops such a call. Imported by
+:mod:`splitlinear.ops` once the op library is loaded.
 """
 
 from __future__ import annotations
