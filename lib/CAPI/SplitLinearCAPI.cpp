@@ -2,18 +2,26 @@
 //
 // Implements the C API of SplitLinear.h as a thin wrapper of the kernel
 // compiler (splitlinear/JIT/KernelCompiler.h): C handles around its C++
-// objects, NULL checks, and error text copied into malloc'ed C strings.
+// objects, NULL checks, error text copied into malloc'ed C strings, and the
+// one conversion of a `SlinKernelSpec` into the C++ `KernelSpec`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "splitlinear-c/SplitLinear.h"
 
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 #include "splitlinear/JIT/KernelCompiler.h"
 
 #include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
+
+// A kernel returns the dialect's path; the C API names the same numbers.
+static_assert(static_cast<int>(slin::Path::view) == SLIN_PATH_VIEW &&
+                  static_cast<int>(slin::Path::copy) == SLIN_PATH_COPY &&
+                  static_cast<int>(slin::Path::per_part) == SLIN_PATH_PER_PART,
+              "slin::Path and SlinKernelPath must agree");
 
 struct SlinModuleImpl {
   splitlinear::OwnedModule owned;
@@ -47,6 +55,96 @@ T *valueOrError(FailureOr<T> &result, const std::string &diagnostics,
     return &*result;
   setError(error, diagnostics);
   return nullptr;
+}
+/// `code` as a slinrt_dtype, or failure for a number the enum does not have.
+FailureOr<slinrt_dtype> dtypeOf(int32_t code) {
+  if (code < SLINRT_F32 || code > SLINRT_F64)
+    return failure();
+  return static_cast<slinrt_dtype>(code);
+}
+
+/// `count` dtypes from `codes`, or `count` times `fallback` when `codes` is
+/// NULL; fails naming the first invalid one (`what` #i).
+FailureOr<SmallVector<slinrt_dtype>> dtypesOf(const int32_t *codes,
+                                              int32_t count,
+                                              slinrt_dtype fallback,
+                                              const char *what,
+                                              std::string &error) {
+  SmallVector<slinrt_dtype> dtypes;
+  for (int32_t i = 0; i < count; ++i) {
+    FailureOr<slinrt_dtype> dtype = codes ? dtypeOf(codes[i]) : fallback;
+    if (failed(dtype)) {
+      error = "invalid dtype " + std::to_string(codes[i]) + " of " + what +
+              " #" + std::to_string(i);
+      return failure();
+    }
+    dtypes.push_back(*dtype);
+  }
+  return dtypes;
+}
+
+/// The C++ spec of the C one (the one place the C API's integer fields are
+/// read): `num_parts` and `part_dtypes` for FPROP and DGRAD, `has_bias` for
+/// FPROP (bias parts, `bias_dtypes`) and WGRAD (the bias gradient).
+FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
+                                                std::string &error) {
+  using splitlinear::KernelKind;
+  splitlinear::KernelSpec spec;
+  switch (c.kind) {
+  case SLIN_KERNEL_FPROP:
+    spec.kind = KernelKind::Fprop;
+    break;
+  case SLIN_KERNEL_DGRAD:
+    spec.kind = KernelKind::Dgrad;
+    break;
+  case SLIN_KERNEL_WGRAD:
+    spec.kind = KernelKind::Wgrad;
+    break;
+  default:
+    error = "invalid kernel kind " + std::to_string(static_cast<int>(c.kind));
+    return failure();
+  }
+  FailureOr<slinrt_dtype> dtype = dtypeOf(c.dtype);
+  if (failed(dtype)) {
+    error = "invalid dtype " + std::to_string(c.dtype);
+    return failure();
+  }
+  spec.dtype = *dtype;
+  if (spec.kind != KernelKind::Wgrad) {
+    if (c.num_parts < 1) {
+      error = "a kernel needs at least one weight part, got " +
+              std::to_string(c.num_parts);
+      return failure();
+    }
+    auto parts = dtypesOf(c.part_dtypes, c.num_parts, *dtype, "part", error);
+    if (failed(parts))
+      return failure();
+    spec.weightPartDtypes = std::move(*parts);
+  }
+  spec.hasBias = c.has_bias != 0 && spec.kind != KernelKind::Dgrad;
+  if (spec.kind == KernelKind::Fprop && spec.hasBias) {
+    auto biases =
+        dtypesOf(c.bias_dtypes, c.num_parts, *dtype, "bias part", error);
+    if (failed(biases))
+      return failure();
+    spec.biasPartDtypes = std::move(*biases);
+  }
+  switch (c.target) {
+  case SLIN_TARGET_CPU:
+    spec.target = slin::RuntimeTarget::cpu;
+    break;
+  case SLIN_TARGET_CUDA:
+    spec.target = slin::RuntimeTarget::cuda;
+    break;
+  default:
+    error = "invalid target " + std::to_string(static_cast<int>(c.target)) +
+            " (0 = cpu, 1 = cuda)";
+    return failure();
+  }
+  spec.viewAlignmentBytes = c.alignment;
+  if (c.dump_dir)
+    spec.dumpDir = c.dump_dir;
+  return spec;
 }
 } // namespace
 
@@ -133,7 +231,12 @@ char *slinKernelBuildIR(const SlinKernelSpec *spec, char **error) {
     return nullptr;
   }
   std::string text;
-  auto built = splitlinear::buildKernel(*spec, text);
+  FailureOr<splitlinear::KernelSpec> cxxSpec = toKernelSpec(*spec, text);
+  if (failed(cxxSpec)) {
+    setError(error, text);
+    return nullptr;
+  }
+  auto built = splitlinear::buildKernel(*cxxSpec, text);
   splitlinear::OwnedModule *kernel = valueOrError(built, text, error);
   return kernel ? copyString(splitlinear::printModule(*kernel->module))
                 : nullptr;
@@ -146,7 +249,12 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
     return nullptr;
   }
   std::string text;
-  auto compiled = splitlinear::compileKernel(*spec, text);
+  FailureOr<splitlinear::KernelSpec> cxxSpec = toKernelSpec(*spec, text);
+  if (failed(cxxSpec)) {
+    setError(error, text);
+    return nullptr;
+  }
+  auto compiled = splitlinear::compileKernel(*cxxSpec, text);
   splitlinear::CompiledKernel *kernel = valueOrError(compiled, text, error);
   if (!kernel)
     return nullptr;

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 using namespace mlir;
+using splitlinear::KernelSpec;
 
 namespace {
 /// Collects, as text, every diagnostic emitted on a context while alive.
@@ -90,11 +91,10 @@ LogicalResult runPassManager(PassManager &pm, ModuleOp module,
 /// Adds the splitlinear pipeline for a kernel of `spec` (already validated
 /// by buildKernelModule) to `pm`. Returns the registered pipeline that
 /// repeats it, as text for a `splitlinear-opt --pass-pipeline=` repro.
-std::string buildPipelineFor(PassManager &pm, const SlinKernelSpec &spec) {
+std::string buildPipelineFor(PassManager &pm, const KernelSpec &spec) {
   slin::SplitLinearPipelineOptions options;
-  options.target = spec.target == SLIN_TARGET_CUDA ? slin::RuntimeTarget::cuda
-                                                   : slin::RuntimeTarget::cpu;
-  options.alignment = spec.alignment;
+  options.target = spec.target;
+  options.alignment = spec.viewAlignmentBytes;
   slin::buildSplitLinearPipeline(pm, options);
   std::string repro;
   llvm::raw_string_ostream os(repro);
@@ -111,12 +111,12 @@ class KernelDumps {
 public:
   /// Writes `pipeline` (as a comment) and `ir` to a new `.mlir` file in `dir`
   /// and opens the `.passes.mlir` file next to it; without `dir`, nothing.
-  void open(const char *dir, const std::string &pipeline,
+  void open(const std::string &dir, const std::string &pipeline,
             const std::string &ir) {
-    if (!dir || !*dir)
+    if (dir.empty())
       return;
     static std::atomic<int> counter{0};
-    std::string stem = std::string(dir) + "/kernel-" +
+    std::string stem = dir + "/kernel-" +
                        std::to_string(static_cast<long>(::getpid())) + "-" +
                        std::to_string(counter++);
     std::error_code ec;
@@ -169,7 +169,7 @@ splitlinear::parseModule(StringRef ir, std::string &diagnostics) {
 }
 
 FailureOr<splitlinear::OwnedModule>
-splitlinear::buildKernel(const SlinKernelSpec &spec, std::string &error) {
+splitlinear::buildKernel(const KernelSpec &spec, std::string &error) {
   OwnedModule owned{createContext(), {}};
   auto module = buildKernelModule(owned.context.get(), spec, error);
   if (failed(module))
@@ -225,7 +225,7 @@ splitlinear::createEngine(ModuleOp module, int optLevel, std::string &error) {
 }
 
 FailureOr<splitlinear::CompiledKernel>
-splitlinear::compileKernel(const SlinKernelSpec &spec, std::string &error) {
+splitlinear::compileKernel(const KernelSpec &spec, std::string &error) {
   FailureOr<OwnedModule> kernel = buildKernel(spec, error);
   if (failed(kernel))
     return failure();
@@ -234,7 +234,7 @@ splitlinear::compileKernel(const SlinKernelSpec &spec, std::string &error) {
   KernelDumps dumps; // outlives `pm`, which prints into it
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   std::string pipeline = buildPipelineFor(pm, spec);
-  dumps.open(spec.dump_dir, pipeline, ir);
+  dumps.open(spec.dumpDir, pipeline, ir);
   instrument(pm, dumps.passes());
   std::string diagnostics;
   if (failed(runPassManager(pm, module, diagnostics))) {

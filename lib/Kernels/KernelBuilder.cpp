@@ -8,6 +8,9 @@
 // that are not are combined by the runtime (strategy `auto`). FPROP and DGRAD
 // kernels return the path they took.
 //
+// Three steps: check the spec, derive the kernel's argument types, build
+// the body (one slin op).
+//
 //===----------------------------------------------------------------------===//
 
 #include "splitlinear/Kernels/KernelBuilder.h"
@@ -15,21 +18,19 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
-#include "splitlinear/Runtime/Runtime.h"
 
 using namespace mlir;
-
-// The kernel returns the dialect's path; the C API names the same numbers.
-static_assert(static_cast<int>(slin::Path::view) == SLIN_PATH_VIEW &&
-                  static_cast<int>(slin::Path::copy) == SLIN_PATH_COPY &&
-                  static_cast<int>(slin::Path::per_part) == SLIN_PATH_PER_PART,
-              "slin::Path and SlinKernelPath must agree");
+using splitlinear::KernelKind;
+using splitlinear::KernelSpec;
 
 namespace {
-FailureOr<Type> elementTypeOf(MLIRContext *ctx, int32_t dtype) {
+
+/// The MLIR element type of a runtime dtype, or failure for a value outside
+/// the enum.
+FailureOr<Type> elementTypeOf(MLIRContext *ctx, slinrt_dtype dtype) {
   switch (dtype) {
   case SLINRT_F32:
     return Type(Float32Type::get(ctx));
@@ -39,11 +40,11 @@ FailureOr<Type> elementTypeOf(MLIRContext *ctx, int32_t dtype) {
     return Type(BFloat16Type::get(ctx));
   case SLINRT_F64:
     return Type(Float64Type::get(ctx));
-  default:
-    return failure();
   }
+  return failure();
 }
 
+/// `memref<?x?xT, strided<[?, ?], offset: ?>>` (or rank 1).
 MemRefType stridedType(Type elementType, int64_t rank) {
   SmallVector<int64_t> shape(rank, ShapedType::kDynamic);
   SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
@@ -52,126 +53,154 @@ MemRefType stridedType(Type elementType, int64_t rank) {
       StridedLayoutAttr::get(elementType.getContext(), ShapedType::kDynamic,
                              strides));
 }
-} // namespace
 
-FailureOr<OwningOpRef<ModuleOp>>
-splitlinear::buildKernelModule(MLIRContext *ctx, const SlinKernelSpec &spec,
-                               std::string &error) {
-  ctx->loadDialect<slin::SlinDialect, func::FuncDialect, LLVM::LLVMDialect>();
+/// Checks the fields of `spec` that do not depend on a context: part counts
+/// per kind, the bias, the target and the alignment.
+LogicalResult checkSpec(const KernelSpec &spec, std::string &error) {
   auto fail = [&](const Twine &message) {
     error = message.str();
     return failure();
   };
-  FailureOr<Type> elementType = elementTypeOf(ctx, spec.dtype);
-  if (failed(elementType))
-    return fail("invalid dtype " + Twine(spec.dtype));
-  bool usesParts = spec.kind == SLIN_KERNEL_FPROP || spec.kind == SLIN_KERNEL_DGRAD;
-  if (usesParts && spec.num_parts < 1)
-    return fail("a kernel needs at least one weight part, got " +
-                Twine(spec.num_parts));
-  if (spec.target != SLIN_TARGET_CPU && spec.target != SLIN_TARGET_CUDA)
+  int64_t parts = spec.numWeightParts();
+  switch (spec.kind) {
+  case KernelKind::Fprop:
+  case KernelKind::Dgrad:
+    if (parts < 1)
+      return fail("a kernel needs at least one weight part, got " +
+                  Twine(parts));
+    break;
+  case KernelKind::Wgrad:
+    if (parts != 0)
+      return fail("a wgrad kernel takes no weight parts, got " + Twine(parts));
+    break;
+  default:
+    return fail("invalid kernel kind " + Twine(static_cast<int>(spec.kind)));
+  }
+  if (spec.kind == KernelKind::Dgrad && spec.hasBias)
+    return fail("a dgrad kernel has no bias");
+  int64_t biasParts = static_cast<int64_t>(spec.biasPartDtypes.size());
+  int64_t expectedBiasParts =
+      spec.kind == KernelKind::Fprop && spec.hasBias ? parts : 0;
+  if (biasParts != expectedBiasParts)
+    return fail(Twine(biasParts) + " bias part dtypes given, expected " +
+                Twine(expectedBiasParts));
+  if (spec.target != slin::RuntimeTarget::cpu &&
+      spec.target != slin::RuntimeTarget::cuda)
     return fail("invalid target " + Twine(static_cast<int>(spec.target)) +
                 " (0 = cpu, 1 = cuda)");
-  if (spec.alignment <= 0 || (spec.alignment & (spec.alignment - 1)))
+  if (spec.viewAlignmentBytes <= 0 ||
+      (spec.viewAlignmentBytes & (spec.viewAlignmentBytes - 1)))
     return fail("alignment must be a positive power of two, got " +
-                Twine(spec.alignment));
-  auto partTypes = [&](const int32_t *dtypes, int64_t rank)
-      -> FailureOr<SmallVector<Type>> {
-    SmallVector<Type> types;
-    for (int32_t i = 0; i < spec.num_parts; ++i) {
-      FailureOr<Type> t =
-          dtypes ? elementTypeOf(ctx, dtypes[i]) : elementType;
-      if (failed(t)) {
-        error = "invalid dtype " + std::to_string(dtypes[i]) + " of part #" +
-                std::to_string(i);
-        return failure();
-      }
-      types.push_back(stridedType(*t, rank));
+                Twine(spec.viewAlignmentBytes));
+  return success();
+}
+
+/// Appends one strided memref of rank `rank` per entry of `dtypes` to
+/// `types`; fails naming the first invalid dtype (`what` #i).
+LogicalResult appendPartTypes(MLIRContext *ctx, ArrayRef<slinrt_dtype> dtypes,
+                              int64_t rank, StringRef what,
+                              SmallVectorImpl<Type> &types,
+                              std::string &error) {
+  for (auto [i, dtype] : llvm::enumerate(dtypes)) {
+    FailureOr<Type> t = elementTypeOf(ctx, dtype);
+    if (failed(t)) {
+      error = ("invalid dtype " + Twine(static_cast<int>(dtype)) + " of " +
+               what + " #" + Twine(i))
+                  .str();
+      return failure();
     }
-    return types;
-  };
+    types.push_back(stridedType(*t, rank));
+  }
+  return success();
+}
+
+/// The argument types of `slin_kernel` for `spec` (see slinKernelBuildIR in
+/// SplitLinear.h): the context, then the kind's memrefs.
+FailureOr<SmallVector<Type>> kernelArgumentTypes(MLIRContext *ctx,
+                                                 const KernelSpec &spec,
+                                                 std::string &error) {
+  FailureOr<Type> elementType = elementTypeOf(ctx, spec.dtype);
+  if (failed(elementType)) {
+    error = "invalid dtype " + std::to_string(static_cast<int>(spec.dtype));
+    return failure();
+  }
+  MemRefType matrix = stridedType(*elementType, 2);
+  SmallVector<Type> types{slin::ContextType::get(ctx), matrix};
+  if (failed(appendPartTypes(ctx, spec.weightPartDtypes, 2, "part", types,
+                             error)) ||
+      failed(appendPartTypes(ctx, spec.biasPartDtypes, 1, "bias part", types,
+                             error)))
+    return failure();
+  if (spec.kind == KernelKind::Wgrad)
+    types.push_back(matrix); // x, after dy
+  types.push_back(matrix);   // the result: y, dx or dw
+  if (spec.kind == KernelKind::Wgrad && spec.hasBias)
+    types.push_back(stridedType(*elementType, 1)); // db
+  return types;
+}
+
+/// Builds the body of `slin_kernel` over its arguments `args` (without the
+/// context) and returns the path result (null for Wgrad).
+Value buildKernelBody(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ValueRange args) {
+  int64_t n = spec.numWeightParts();
+  switch (spec.kind) {
+  case KernelKind::Fprop: {
+    ValueRange biases = spec.hasBias ? args.slice(1 + n, n) : ValueRange{};
+    return slin::LinearOp::create(b, loc, b.getI32Type(), args.front(),
+                                  args.slice(1, n), biases, args.back(),
+                                  slin::Strategy::automatic)
+        .getPath();
+  }
+  case KernelKind::Dgrad:
+    return slin::LinearDgradOp::create(b, loc, b.getI32Type(), args.front(),
+                                       args.slice(1, n), args.back(),
+                                       slin::Strategy::automatic)
+        .getPath();
+  case KernelKind::Wgrad: {
+    // dW = dyᵀ · x; the bias gradient is fused into the same GEMM.
+    Value bias = spec.hasBias ? args[3] : Value();
+    slin::GemmOp::create(b, loc, args[0], args[1], bias, args[2],
+                         /*transpose_a=*/true, /*transpose_b=*/false,
+                         spec.hasBias ? slin::Epilogue::bias_grad
+                                      : slin::Epilogue::none);
+    return Value();
+  }
+  }
+  llvm_unreachable("checked by checkSpec");
+}
+
+} // namespace
+
+FailureOr<OwningOpRef<ModuleOp>>
+splitlinear::buildKernelModule(MLIRContext *ctx, const KernelSpec &spec,
+                               std::string &error) {
+  ctx->loadDialect<slin::SlinDialect, func::FuncDialect, LLVM::LLVMDialect>();
+  if (failed(checkSpec(spec, error)))
+    return failure();
+  FailureOr<SmallVector<Type>> argTypes = kernelArgumentTypes(ctx, spec, error);
+  if (failed(argTypes))
+    return failure();
 
   OpBuilder b(ctx);
   Location loc = NameLoc::get(b.getStringAttr("slin_kernel"));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  MemRefType matrix = stridedType(*elementType, 2);
-  MemRefType vector = stridedType(*elementType, 1);
-  SmallVector<Type> argTypes{slin::ContextType::get(ctx)};
-  switch (spec.kind) {
-  case SLIN_KERNEL_FPROP: {
-    argTypes.push_back(matrix);
-    FailureOr<SmallVector<Type>> weights = partTypes(spec.part_dtypes, 2);
-    if (failed(weights))
-      return failure();
-    llvm::append_range(argTypes, *weights);
-    if (spec.has_bias) {
-      FailureOr<SmallVector<Type>> biases = partTypes(spec.bias_dtypes, 1);
-      if (failed(biases))
-        return failure();
-      llvm::append_range(argTypes, *biases);
-    }
-    argTypes.push_back(matrix);
-    break;
-  }
-  case SLIN_KERNEL_DGRAD: {
-    argTypes.push_back(matrix);
-    FailureOr<SmallVector<Type>> weights = partTypes(spec.part_dtypes, 2);
-    if (failed(weights))
-      return failure();
-    llvm::append_range(argTypes, *weights);
-    argTypes.push_back(matrix);
-    break;
-  }
-  case SLIN_KERNEL_WGRAD:
-    argTypes.append({matrix, matrix, matrix});
-    if (spec.has_bias)
-      argTypes.push_back(vector);
-    break;
-  default:
-    return fail("invalid kernel kind " + Twine(int(spec.kind)));
-  }
-
-  // FPROP and DGRAD report the path they took (a SlinKernelPath).
+  // FPROP and DGRAD report the path they took (a slin::Path).
   SmallVector<Type> resultTypes;
-  if (usesParts)
+  if (spec.kind != KernelKind::Wgrad)
     resultTypes.push_back(b.getI32Type());
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(b, loc, "slin_kernel",
-                                   b.getFunctionType(argTypes, resultTypes));
+                                   b.getFunctionType(*argTypes, resultTypes));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
-  ValueRange args = body->getArguments().drop_front();
-  int64_t n = spec.num_parts;
-  Value path;
-  switch (spec.kind) {
-  case SLIN_KERNEL_FPROP: {
-    ValueRange weights = args.slice(1, n);
-    ValueRange biases = spec.has_bias ? args.slice(1 + n, n) : ValueRange{};
-    path = slin::LinearOp::create(b, loc, b.getI32Type(), args.front(),
-                                  weights, biases, args.back(),
-                                  slin::Strategy::automatic)
-               .getPath();
-    break;
-  }
-  case SLIN_KERNEL_DGRAD:
-    path = slin::LinearDgradOp::create(b, loc, b.getI32Type(), args.front(),
-                                       args.slice(1, n), args.back(),
-                                       slin::Strategy::automatic)
-               .getPath();
-    break;
-  case SLIN_KERNEL_WGRAD: {
-    // dW = dyᵀ · x; the bias gradient is fused into the same GEMM.
-    Value bias = spec.has_bias ? args[3] : Value();
-    slin::GemmOp::create(b, loc, args[0], args[1], bias, args[2],
-                         /*transpose_a=*/true, /*transpose_b=*/false,
-                         spec.has_bias ? slin::Epilogue::bias_grad
-                                       : slin::Epilogue::none);
-    break;
-  }
-  }
+  Value path =
+      buildKernelBody(b, loc, spec, body->getArguments().drop_front());
   func::ReturnOp::create(b, loc, path ? ValueRange{path} : ValueRange{});
-  if (failed(verify(*module)))
-    return fail("internal error: the kernel IR does not verify");
+  if (failed(verify(*module))) {
+    error = "internal error: the kernel IR does not verify";
+    return failure();
+  }
   return module;
 }

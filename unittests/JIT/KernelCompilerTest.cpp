@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "splitlinear/Dialect/Slin/IR/SlinOps.h"
 #include "splitlinear/JIT/KernelCompiler.h"
 #include "splitlinear/Runtime/Runtime.h"
 
@@ -26,15 +27,9 @@ using namespace splitlinear;
 namespace {
 
 /// An FPROP spec over f32 with `parts` weight parts and their bias parts.
-SlinKernelSpec fpropSpec(int32_t parts) {
-  SlinKernelSpec spec{};
-  spec.kind = SLIN_KERNEL_FPROP;
-  spec.dtype = SLINRT_F32;
-  spec.num_parts = parts;
-  spec.has_bias = 1;
-  spec.target = SLIN_TARGET_CPU;
-  spec.alignment = 16;
-  return spec;
+KernelSpec fpropSpec(int64_t parts) {
+  return KernelSpec::uniform(KernelKind::Fprop, SLINRT_F32, parts,
+                             /*hasBias=*/true, slin::RuntimeTarget::cpu);
 }
 
 /// Random operands of `y[M, N] = x[M, K] · concat(w_0, w_1, w_2)ᵀ +
@@ -77,7 +72,7 @@ struct FpropCase {
     }
   }
 
-  /// Calls `entry` with `ctx`; returns the SlinKernelPath it took.
+  /// Calls `entry` with `ctx`; returns the slin::Path it took.
   int32_t run(void (*entry)(void **), slinrt_context *ctx) {
     slinrt_memref2d dx = {x.data(), x.data(), 0, {M, K}, {K, 1}};
     slinrt_memref2d dy = {y.data(), y.data(), 0, {M, N}, {N, 1}};
@@ -110,9 +105,9 @@ TEST(KernelCompilerTest, CompiledKernelMatchesReferenceGemm) {
     bool reversed;
     int64_t perPartMaxRows;
     int32_t path;
-  } cases[] = {{false, -1, SLIN_PATH_VIEW},
-               {true, 0, SLIN_PATH_COPY},
-               {true, 1 << 20, SLIN_PATH_PER_PART}};
+  } cases[] = {{false, -1, static_cast<int32_t>(slin::Path::view)},
+               {true, 0, static_cast<int32_t>(slin::Path::copy)},
+               {true, 1 << 20, static_cast<int32_t>(slin::Path::per_part)}};
   unsigned seed = 1;
   for (const auto &c : cases) {
     slinrt_context *ctx = slinrt_context_create_cpu();
@@ -134,12 +129,34 @@ TEST(KernelCompilerTest, InvalidSpecFailsWithItsReason) {
   EXPECT_NE(error.find("a kernel needs at least one weight part, got 0"),
             std::string::npos)
       << error;
-  SlinKernelSpec misaligned = fpropSpec(2);
-  misaligned.alignment = 12;
+  KernelSpec misaligned = fpropSpec(2);
+  misaligned.viewAlignmentBytes = 12;
   error.clear();
   EXPECT_TRUE(failed(buildKernel(misaligned, error)));
   EXPECT_NE(error.find("alignment must be a positive power of two, got 12"),
             std::string::npos)
+      << error;
+  KernelSpec biasCount = fpropSpec(2);
+  biasCount.biasPartDtypes.pop_back();
+  error.clear();
+  EXPECT_TRUE(failed(buildKernel(biasCount, error)));
+  EXPECT_NE(error.find("1 bias part dtypes given, expected 2"),
+            std::string::npos)
+      << error;
+  KernelSpec wgradParts = fpropSpec(1);
+  wgradParts.kind = KernelKind::Wgrad;
+  wgradParts.biasPartDtypes.clear();
+  error.clear();
+  EXPECT_TRUE(failed(buildKernel(wgradParts, error)));
+  EXPECT_NE(error.find("a wgrad kernel takes no weight parts, got 1"),
+            std::string::npos)
+      << error;
+  KernelSpec dgradBias = fpropSpec(1);
+  dgradBias.kind = KernelKind::Dgrad;
+  dgradBias.biasPartDtypes.clear();
+  error.clear();
+  EXPECT_TRUE(failed(buildKernel(dgradBias, error)));
+  EXPECT_NE(error.find("a dgrad kernel has no bias"), std::string::npos)
       << error;
 }
 
@@ -148,8 +165,8 @@ TEST(KernelCompilerTest, InvalidSpecFailsWithItsReason) {
 TEST(KernelCompilerTest, DumpDirectoryReceivesKernelAndPassIR) {
   llvm::SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("slin-jit-dump", dir));
-  SlinKernelSpec spec = fpropSpec(2);
-  spec.dump_dir = dir.c_str();
+  KernelSpec spec = fpropSpec(2);
+  spec.dumpDir = dir.str().str();
   std::string error;
   ASSERT_TRUE(succeeded(compileKernel(spec, error))) << error;
   std::string input, passes;

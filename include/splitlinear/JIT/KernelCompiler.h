@@ -18,7 +18,7 @@
 #ifndef SPLITLINEAR_JIT_KERNELCOMPILER_H
 #define SPLITLINEAR_JIT_KERNELCOMPILER_H
 
-#include "splitlinear-c/SplitLinear.h"
+#include "splitlinear/Kernels/KernelSpec.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -39,7 +39,7 @@ struct OwnedModule {
 
 /// A JIT-compiled kernel: the engine that owns the code and the kernel's
 /// packed entry point (`_mlir_ciface_slin_kernel`), valid while the engine
-/// lives. See slinKernelBuildIR in SplitLinear.h for the arguments.
+/// lives. See buildKernelModule (KernelBuilder.h) for the arguments.
 struct CompiledKernel {
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*entry)(void **) = nullptr;
@@ -62,7 +62,7 @@ mlir::FailureOr<OwnedModule> parseModule(llvm::StringRef ir,
 
 /// Builds the kernel IR of `spec` (lib/Kernels) in a new context. On an
 /// invalid spec returns failure() with the reason in `error`.
-mlir::FailureOr<OwnedModule> buildKernel(const SlinKernelSpec &spec,
+mlir::FailureOr<OwnedModule> buildKernel(const KernelSpec &spec,
                                          std::string &error);
 
 /// Runs the textual pass `pipeline` on `module`, verifying after every
@@ -84,14 +84,14 @@ createEngine(mlir::ModuleOp module, int optLevel, std::string &error);
 /// Compiles the kernel `spec` describes: builds its IR, runs
 /// `splitlinear-pipeline` for the spec's target and alignment (a C++
 /// builder, no pipeline text) and JIT-compiles the result at -O2. With a
-/// non-empty `spec.dump_dir`, writes there `kernel-<pid>-<n>.mlir` (the
+/// non-empty `spec.dumpDir`, writes there `kernel-<pid>-<n>.mlir` (the
 /// pipeline as a comment, then the kernel IR) and `kernel-<pid>-<n>.passes.mlir`
 /// (the IR after every pass); a directory that cannot be written is skipped.
 /// On failure returns failure() with `error` holding the reason: for an
 /// invalid spec the spec's problem; for a failing pass the diagnostics, the
 /// kernel IR and a `splitlinear-opt` command that repeats the failure; for
 /// the JIT, "JIT compilation failed: " and LLVM's error.
-mlir::FailureOr<CompiledKernel> compileKernel(const SlinKernelSpec &spec,
+mlir::FailureOr<CompiledKernel> compileKernel(const KernelSpec &spec,
                                               std::string &error);
 
 } // namespace splitlinear

@@ -9,16 +9,22 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "splitlinear-c/SplitLinear.h"
+#include "splitlinear/Kernels/KernelSpec.h"
 
 #include <string>
 
 namespace splitlinear {
-/// Builds the verified module holding `slin_kernel` for `spec` (see
-/// slinKernelBuildIR in SplitLinear.h for its signature). On an invalid spec
-/// returns failure with the reason in `error`.
+/// Builds the verified module holding `slin_kernel` for `spec`: one public
+/// function with `llvm.emit_c_interface` taking the context
+/// (`!slin.context`) and then fully dynamic strided memrefs:
+///   Fprop: x, w_0..w_{n-1}, [b_0..b_{n-1}], y   -> i32 (a slin::Path)
+///   Dgrad: dy, w_0..w_{n-1}, dx                 -> i32 (a slin::Path)
+///   Wgrad: dy, x, dw, [db]
+/// On an invalid spec (a part count or bias that the kind does not take, a
+/// dtype, target or alignment out of range) returns failure with the reason
+/// in `error`.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
-buildKernelModule(mlir::MLIRContext *ctx, const SlinKernelSpec &spec,
+buildKernelModule(mlir::MLIRContext *ctx, const KernelSpec &spec,
                   std::string &error);
 } // namespace splitlinear
 

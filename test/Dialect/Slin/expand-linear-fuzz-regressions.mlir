@@ -1,5 +1,7 @@
 // Regression tests of slin-expand-linear for findings of the fuzzing
-// campaign (see docs/Reliability.md and fuzz/regressions/).
+// campaign (see docs/Reliability.md and fuzz/regressions/). The findings
+// were in the per-part expansion (then the default of a multi-part
+// slin.linear), so the ops ask for it with strategy `per_part`.
 //
 // RUN: splitlinear-opt %s -split-input-file -slin-expand-linear | FileCheck %s
 
@@ -19,7 +21,7 @@
 func.func @negative_constant_size(%x: memref<4x16xf32>, %buf: memref<?x16xf32>, %y: memref<4x?xf32>) {
   %c = arith.constant -4 : index
   %a = memref.subview %buf[0, 0] [%c, 16] [1, 1] : memref<?x16xf32> to memref<?x16xf32, strided<[16, 1]>>
-  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %buf : memref<?x16xf32, strided<[16, 1]>>, memref<?x16xf32>) outs(%y : memref<4x?xf32>)
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %buf : memref<?x16xf32, strided<[16, 1]>>, memref<?x16xf32>) outs(%y : memref<4x?xf32>) {strategy = #slin.strategy<per_part>}
   return
 }
 
@@ -34,7 +36,7 @@ func.func @negative_constant_size(%x: memref<4x16xf32>, %buf: memref<?x16xf32>, 
 // CHECK: slin.gemm ins(%{{.*}}, %[[A]] :
 // CHECK-NOT: slin.gemm
 func.func @empty_part(%x: memref<4x16xf32>, %a: memref<12x16xf32>, %b: memref<0x16xf32>, %y: memref<4x12xf32>) {
-  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<12x16xf32>, memref<0x16xf32>) outs(%y : memref<4x12xf32>)
+  slin.linear ins(%x : memref<4x16xf32>) weights(%a, %b : memref<12x16xf32>, memref<0x16xf32>) outs(%y : memref<4x12xf32>) {strategy = #slin.strategy<per_part>}
   return
 }
 
@@ -46,6 +48,6 @@ func.func @empty_part(%x: memref<4x16xf32>, %a: memref<12x16xf32>, %b: memref<0x
 // CHECK-NOT: slin.
 // CHECK: return
 func.func @empty_output(%x: memref<?x0xf32>, %w0: memref<?x0xf32>, %w1: memref<?x0xf32>, %y: memref<?x0xf32>) {
-  slin.linear ins(%x : memref<?x0xf32>) weights(%w0, %w1 : memref<?x0xf32>, memref<?x0xf32>) outs(%y : memref<?x0xf32>)
+  slin.linear ins(%x : memref<?x0xf32>) weights(%w0, %w1 : memref<?x0xf32>, memref<?x0xf32>) outs(%y : memref<?x0xf32>) {strategy = #slin.strategy<per_part>}
   return
 }

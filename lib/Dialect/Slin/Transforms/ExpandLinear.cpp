@@ -1,11 +1,12 @@
 //===- ExpandLinear.cpp - slin.linear into slin.gemm ------------*- C++ -*-===//
 //
 // Implements `slin-expand-linear`: fprop and dgrad become GEMMs. One weight
-// part: one GEMM (bias fused as the epilogue). Several parts: one GEMM per
-// part into a column block of the output (fprop); for dgrad, whose per-part
-// products are summed, accumulating GEMMs when its strategy is `per_part`,
-// else a concat + one GEMM. An op's `path` result becomes that path's
-// constant.
+// part: one GEMM (fprop: bias fused as the epilogue). Several parts, by the
+// op's strategy, with one meaning for both ops: `fused`, a copy of the parts
+// into one buffer and one GEMM; `per_part`, one GEMM per part (fprop: into a
+// column block of y; dgrad: reading a column block of dy, accumulating into
+// dx); `auto` is a run-time choice only slin-elide-concat can build, so the
+// pass rejects it. An op's `path` result becomes that path's constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,9 +96,33 @@ void replaceWithPath(PatternRewriter &rewriter, Operation *op, Path path) {
                              static_cast<int64_t>(path)));
 }
 
-/// fprop: y = x · Wᵀ + b as one GEMM, or one GEMM per part writing the
-/// column block [off_i, off_i + N_i) of y. Converted copies of parts go to
-/// `owned`. Returns the path taken.
+/// The weight parts of `op` as one buffer in `elementType`: the one part
+/// (converted if needed), or a copy of all of them (strategy `fused`).
+/// Temporaries go to `owned`.
+Value fusedParts(OpBuilder &b, Location loc, ValueRange parts,
+                 Type elementType, SmallVectorImpl<Value> &owned) {
+  if (parts.size() == 1)
+    return inElementType(b, loc, parts.front(), elementType, owned);
+  Value buffer = buildConcatCopy(b, loc, parts, elementType);
+  owned.push_back(buffer);
+  return buffer;
+}
+
+/// The path of a one-GEMM expansion: a view of one part, or a copy.
+Path fusedPath(ValueRange parts) {
+  return parts.size() == 1 ? Path::view : Path::copy;
+}
+
+/// Whether `op` runs one GEMM per part: strategy `per_part` with several
+/// parts. (A multi-part `auto` op is not expanded at all.)
+template <typename OpTy> bool runsPerPart(OpTy op) {
+  return op.getWeights().size() > 1 && op.getStrategy() == Strategy::per_part;
+}
+
+/// fprop: y = x · Wᵀ + b. Strategy `per_part`: one GEMM per part writing the
+/// column block [off_i, off_i + N_i) of y, with its bias part; otherwise one
+/// GEMM over the one part or a copy of the parts (bias parts likewise).
+/// Converted copies of parts go to `owned`. Returns the path taken.
 Path expand(LinearOp op, PatternRewriter &rewriter,
             SmallVectorImpl<Value> &owned, ExpandStats stats) {
   Location loc = op.getLoc();
@@ -112,16 +137,19 @@ Path expand(LinearOp op, PatternRewriter &rewriter,
       g.setEpilogue(Epilogue::bias);
   };
   ValueRange weights = op.getWeights(), biases = op.getBiases();
-  if (weights.size() == 1) {
-    gemm(weights.front(), biases.empty() ? Value() : biases.front(),
-         op.getOutput());
-    bump(stats.fused);
-    return Path::view;
-  }
   // An output without elements (M = 0 or N = 0 statically) needs no GEMM,
   // and a static subview offset into its empty dimension would not verify.
   if (llvm::is_contained(op.getOutput().getType().getShape(), 0))
-    return Path::per_part;
+    return runsPerPart(op) ? Path::per_part : fusedPath(weights);
+  if (!runsPerPart(op)) {
+    Value bias = biases.empty()
+                     ? Value()
+                     : fusedParts(rewriter, loc, biases, elementType, owned);
+    gemm(fusedParts(rewriter, loc, weights, elementType, owned), bias,
+         op.getOutput());
+    bump(stats.fused);
+    return fusedPath(weights);
+  }
   unsigned gemms = forEachColumnBlock(
       rewriter, loc, op.getOutput(), weights,
       [&](unsigned i, Value weight, Value block) {
@@ -131,51 +159,46 @@ Path expand(LinearOp op, PatternRewriter &rewriter,
   return Path::per_part;
 }
 
-/// dgrad: dx = dy · W as one GEMM ("NN"). Several parts with strategy
-/// `per_part` become one GEMM per part, dx = Σ_i dy[:, block_i] · W_i,
-/// the first writing dx and the others accumulating into it (beta = 1);
-/// otherwise they are first copied into one buffer. Converted copies and
-/// that buffer go to `owned`. Returns the path taken.
+/// dgrad: dx = dy · W ("NN"). Strategy `per_part`: one GEMM per part,
+/// dx = Σ_i dy[:, block_i] · W_i, the first writing dx and the others
+/// accumulating into it (beta = 1); otherwise one GEMM over the one part or
+/// a copy of the parts. Converted copies and that buffer go to `owned`.
+/// Returns the path taken.
 Path expand(LinearDgradOp op, PatternRewriter &rewriter,
             SmallVectorImpl<Value> &owned, ExpandStats stats) {
   Location loc = op.getLoc();
   Type elementType = op.getGradOutput().getType().getElementType();
-  auto nonEmpty = llvm::find_if(op.getWeights(), [](Value w) {
+  ValueRange weights = op.getWeights();
+  auto nonEmpty = llvm::find_if(weights, [](Value w) {
     return cast<MemRefType>(w.getType()).getDimSize(0) != 0;
   });
-  if (op.getWeights().size() > 1 && op.getStrategy() == Strategy::per_part &&
-      nonEmpty != op.getWeights().end()) {
-    unsigned firstNonEmpty = std::distance(op.getWeights().begin(), nonEmpty);
-    // dx without elements needs no GEMM, and a static subview offset into
-    // an empty dimension of dy would not verify.
-    if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
-        op.getGradOutput().getType().getDimSize(0) == 0)
-      return Path::per_part;
-    unsigned gemms = forEachColumnBlock(
-        rewriter, loc, op.getGradOutput(), op.getWeights(),
-        [&](unsigned i, Value weight, Value block) {
-          weight = inElementType(rewriter, loc, weight, elementType, owned);
-          auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
-                                  op.getGradInput());
-          // The first GEMM emitted writes dx; the others add to it.
-          if (i != firstNonEmpty)
-            g.setEpilogue(Epilogue::accumulate);
-        });
-    bump(stats.perPart, gemms);
+  // Parts that are all statically empty have no column block to read: the
+  // one GEMM over their (empty) copy writes dx = 0, on either strategy.
+  if (!runsPerPart(op) || nonEmpty == weights.end()) {
+    GemmOp::create(rewriter, loc, op.getGradOutput(),
+                   fusedParts(rewriter, loc, weights, elementType, owned),
+                   Value(), op.getGradInput());
+    bump(stats.fused);
+    return fusedPath(weights);
+  }
+  // dx without elements needs no GEMM, and a static subview offset into an
+  // empty dimension of dy would not verify.
+  if (llvm::is_contained(op.getGradInput().getType().getShape(), 0) ||
+      op.getGradOutput().getType().getDimSize(0) == 0)
     return Path::per_part;
-  }
-  Value weight;
-  if (op.getWeights().size() == 1) {
-    weight = inElementType(rewriter, loc, op.getWeights().front(), elementType,
-                           owned);
-  } else {
-    weight = buildConcatCopy(rewriter, loc, op.getWeights(), elementType);
-    owned.push_back(weight);
-  }
-  GemmOp::create(rewriter, loc, op.getGradOutput(), weight, Value(),
-                 op.getGradInput());
-  bump(stats.fused);
-  return op.getWeights().size() == 1 ? Path::view : Path::copy;
+  unsigned firstNonEmpty = std::distance(weights.begin(), nonEmpty);
+  unsigned gemms = forEachColumnBlock(
+      rewriter, loc, op.getGradOutput(), weights,
+      [&](unsigned i, Value weight, Value block) {
+        weight = inElementType(rewriter, loc, weight, elementType, owned);
+        auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
+                                op.getGradInput());
+        // The first GEMM emitted writes dx; the others add to it.
+        if (i != firstNonEmpty)
+          g.setEpilogue(Epilogue::accumulate);
+      });
+  bump(stats.perPart, gemms);
+  return Path::per_part;
 }
 
 /// Rewrites a slin.linear or slin.linear_dgrad (`OpTy`) into slin.gemm ops
@@ -187,6 +210,9 @@ template <typename OpTy> struct ExpandSplitLinear : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    if (op.getStrategy() == Strategy::automatic && op.getWeights().size() > 1)
+      return rewriter.notifyMatchFailure(
+          op, "strategy auto: slin-elide-concat builds the run-time choice");
     SmallVector<Value> owned;
     Path path = expand(op, rewriter, owned, stats);
     freeAll(rewriter, op.getLoc(), owned);
@@ -202,11 +228,38 @@ void addPatterns(RewritePatternSet &patterns, ExpandStats stats) {
       patterns.getContext(), stats);
 }
 
+/// Emits an error on every op with several weight parts and strategy
+/// `auto` under `root`: only slin-elide-concat builds the run-time choice,
+/// and guessing one of its branches here would give a second meaning to
+/// the value.
+LogicalResult rejectUnresolvedAuto(Operation *root) {
+  bool ok = true;
+  root->walk([&](Operation *op) {
+    auto check = [&](auto linear) {
+      if (linear.getStrategy() == Strategy::automatic &&
+          linear.getWeights().size() > 1) {
+        linear.emitOpError("has strategy auto with ")
+            << linear.getWeights().size()
+            << " weight parts; run slin-elide-concat first, which builds "
+               "the run-time choice";
+        ok = false;
+      }
+    };
+    if (auto linear = dyn_cast<LinearOp>(op))
+      check(linear);
+    else if (auto dgrad = dyn_cast<LinearDgradOp>(op))
+      check(dgrad);
+  });
+  return success(ok);
+}
+
 struct SlinExpandLinearPass
     : public slin::impl::SlinExpandLinearBase<SlinExpandLinearPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(rejectUnresolvedAuto(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     addPatterns(patterns, ExpandStats{&numFusedGemms, &numPerPartGemms});
     if (failed(

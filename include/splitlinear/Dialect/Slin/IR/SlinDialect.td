@@ -83,13 +83,24 @@ def Slin_Strategy : I32EnumAttr<"Strategy",
 def Slin_StrategyAttr : EnumAttr<Slin_Dialect, Slin_Strategy, "strategy"> {
   let summary = "how a slin.linear / slin.linear_dgrad combines its weight parts";
   let description = [{
-    `fused` (the default): the parts become one buffer (a zero-copy view when
-    they are adjacent, else a copy) and the op runs one GEMM. `per_part`: the
-    parts stay parts and the op runs one GEMM per part (dgrad: accumulating
-    into the input gradient), never copying the weights. `auto`: a view when
-    the parts are adjacent; otherwise `slin.prefer_per_part` asks the runtime,
-    on every call, whether one GEMM per part beats the copy for this many
-    rows, parts and bytes.
+    Each value has one meaning, the same for `slin.linear` and
+    `slin.linear_dgrad`:
+
+    * `fused` (the default): the parts become one buffer and the op runs one
+      GEMM. `slin-elide-concat` makes that buffer a zero-copy view when the
+      parts are adjacent (proven, or checked at run time) and a copy
+      otherwise; `slin-expand-linear`, which sees no layouts, copies.
+    * `per_part`: the parts stay parts and the op runs one GEMM per part,
+      never copying the weights: fprop writes each part's column block of
+      the output, dgrad reads each part's column block of the output
+      gradient and accumulates into the input gradient.
+    * `auto`: a view when the parts are adjacent; otherwise
+      `slin.prefer_per_part` asks the runtime, on every call, whether one
+      GEMM per part beats the copy for this many rows, parts and bytes. Only
+      `slin-elide-concat` builds that choice; `slin-expand-linear` rejects a
+      multi-part op that still has `auto`.
+
+    With one weight part every value means one GEMM on that part.
   }];
   let assemblyFormat = "`<` $value `>`";
 }

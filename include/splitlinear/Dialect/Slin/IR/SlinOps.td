@@ -42,8 +42,10 @@ def Slin_LinearOp : Slin_Op<"linear", [AttrSizedOperandSegments]> {
     caller (PyTorch's caching allocator) owns every result buffer.
 
     `strategy` (`#slin.strategy<fused|per_part|auto>`, default `fused`) says
-    how parts that are not adjacent are combined: copied into one buffer for
-    one GEMM, kept for one GEMM per part, or chosen per call by the runtime.
+    how the parts are combined, with the same meaning as for
+    `slin.linear_dgrad` (see `#slin.strategy`): one buffer (a view, or a copy
+    when they are not adjacent) for one GEMM, one GEMM per part, or chosen
+    per call by the runtime.
     With the optional `path` result (`-> i32`) the op reports the way it took,
     as a `slin::Path` value: 0 (`view`: the parts were used in place, or there
     is one), 1 (`copy`: the weight parts were copied), 2 (`per_part`).

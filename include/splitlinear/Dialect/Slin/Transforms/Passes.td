@@ -77,15 +77,17 @@ def SlinExpandLinear : Pass<"slin-expand-linear"> {
   let description = [{
     Rewrites a one-part `slin.linear` into `slin.gemm {transpose_b}` with the
     `bias` epilogue when it has a bias (fprop), and a one-part
-    `slin.linear_dgrad` into `slin.gemm` (dgrad, `dx = dy · W`). A
-    `slin.linear` that still has several parts (run `slin-elide-concat`
-    first, or keep the parts on purpose) becomes one GEMM per part writing a
-    column block of the output: the "N GEMMs" strategy, which needs no copy
-    of the weights. A `slin.linear_dgrad` with several parts becomes one GEMM
-    per part reading a column block of `dy`, the first writing `dx`, the
-    others adding to it (`accumulate` epilogue, beta = 1) when its strategy
-    is `per_part`, else a copy of the parts and one GEMM. An op's `path`
-    result becomes the constant path these take (0 view, 1 copy, 2 per part).
+    `slin.linear_dgrad` into `slin.gemm` (dgrad, `dx = dy · W`). An op that
+    still has several parts (run `slin-elide-concat` first, or keep the parts
+    on purpose) is expanded by its strategy, with one meaning for both ops:
+    `fused` (the default) copies the weight parts (and fprop's bias parts)
+    into one buffer and runs one GEMM; `per_part` runs one GEMM per part, no
+    copy: fprop writes a column block of the output, dgrad reads a column
+    block of `dy`, the first GEMM writing `dx` and the others adding to it
+    (`accumulate` epilogue, beta = 1). A multi-part op with strategy `auto`
+    is an error: its run-time choice is built by `slin-elide-concat`. An
+    op's `path` result becomes the constant path taken (0 view, 1 copy, 2
+    per part).
 
     ```mlir
     slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)
@@ -95,7 +97,7 @@ def SlinExpandLinear : Pass<"slin-expand-linear"> {
   }];
   let statistics = [
     Statistic<"numFusedGemms", "num-fused-gemms", "Ops expanded into one GEMM">,
-    Statistic<"numPerPartGemms", "num-per-part-gemms", "GEMMs emitted by the per-part strategy">
+    Statistic<"numPerPartGemms", "num-per-part-gemms", "GEMMs emitted by the per_part strategy">
   ];
   let dependentDialects = [
     "::mlir::slin::SlinDialect", "::mlir::memref::MemRefDialect",
