@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelPlan.h"
 #include "OpHandles.h"
 
 #include <ATen/ATen.h>
@@ -131,44 +132,40 @@ public:
            torch::autograd::variable_list gradOutputs) {
     at::Tensor grad = gradOutputs[0];
     std::vector<at::Tensor> saved = ctx->get_saved_variables();
-    c10::List<bool> needs = ctx->saved_data["needs"].toBoolList();
+    c10::List<bool> flags = ctx->saved_data["needs"].toBoolList();
     std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
     int64_t n = static_cast<int64_t>(rows.size());
     bool hasBias = ctx->saved_data["has_bias"].toBool();
-    auto weightNeeds = [&](int64_t i) { return needs.get(1 + i); };
-    auto biasNeeds = [&](int64_t i) { return hasBias && needs.get(1 + n + i); };
-    bool anyWeightNeeds = false;
-    for (int64_t i = 0; i < n; ++i)
-      anyWeightNeeds |= weightNeeds(i);
+    GradNeeds needs;
+    needs.input = flags.get(0);
+    for (int64_t i = 0; i < n; ++i) {
+      needs.weights.push_back(flags.get(1 + i));
+      if (hasBias)
+        needs.biases.push_back(flags.get(1 + n + i));
+    }
+    auto biasNeeds = [&](int64_t i) { return hasBias && needs.biases[i]; };
+    bool anyWeightNeeds = needs.anyWeight();
     at::Tensor input = anyWeightNeeds ? saved[0] : at::Tensor();
     auto weightBegin = saved.begin() + (anyWeightNeeds ? 1 : 0);
 
     // One slot per flattened tensor input, then the two non-tensor inputs.
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
-    if (needs.get(0))
+    if (needs.input)
       grads[0] = ops().dgrad.call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
     std::vector<int64_t> offsets{0};
     for (int64_t r : rows)
       offsets.push_back(offsets.back() + r);
-    for (int64_t i = 0; i < n;) {
-      if (!weightNeeds(i)) {
-        ++i;
-        continue;
-      }
-      int64_t j = i;
-      bool withBias = false;
-      while (j < n && weightNeeds(j))
-        withBias |= biasNeeds(j++);
+    for (const WgradRun &run : wgradRuns(needs)) {
+      int64_t i = run.begin, j = run.end;
       at::Tensor block = (i == 0 && j == n)
                              ? grad
                              : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
-      auto [dw, db] = ops().wgrad.call(block, input, withBias);
+      auto [dw, db] = ops().wgrad.call(block, input, run.biasGradient);
       for (int64_t p = i; p < j; ++p) {
         grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], rows[p]);
-        if (withBias && biasNeeds(p))
+        if (run.biasGradient && biasNeeds(p))
           grads[1 + n + p] = db.narrow(0, offsets[p] - offsets[i], rows[p]);
       }
-      i = j;
     }
     at::Tensor flat;
     for (int64_t p = 0; hasBias && p < n; ++p) {

@@ -17,8 +17,8 @@
 namespace splitlinear {
 
 bool KernelKey::operator==(const KernelKey &o) const {
-  return kind == o.kind && dtype == o.dtype && partDtypes == o.partDtypes &&
-         biasDtypes == o.biasDtypes && hasBias == o.hasBias &&
+  return kind == o.kind && dtype == o.dtype &&
+         numWeightParts == o.numWeightParts && hasBias == o.hasBias &&
          target == o.target;
 }
 
@@ -27,11 +27,7 @@ struct KeyHash {
   size_t operator()(const KernelKey &k) const {
     size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
                                     int64_t(k.hasBias) << 16 ^ int64_t(k.target));
-    for (int32_t d : k.partDtypes)
-      h = h * 1000003u ^ std::hash<int32_t>()(d);
-    for (int32_t d : k.biasDtypes)
-      h = h * 998244353u ^ std::hash<int32_t>()(d + 7);
-    return h;
+    return h * 1000003u ^ std::hash<int64_t>()(k.numWeightParts);
   }
 };
 
@@ -77,10 +73,10 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
   SlinKernelSpec spec{};
   spec.kind = key.kind;
   spec.dtype = key.dtype;
-  spec.num_parts = static_cast<int32_t>(key.partDtypes.size());
-  spec.part_dtypes = key.partDtypes.data();
+  spec.num_parts = static_cast<int32_t>(key.numWeightParts);
+  spec.part_dtypes = nullptr; // every part has `dtype`
   spec.has_bias = key.hasBias;
-  spec.bias_dtypes = key.biasDtypes.empty() ? nullptr : key.biasDtypes.data();
+  spec.bias_dtypes = nullptr;
   spec.target = key.target;
   spec.alignment = 16;
   // Without a compile's own dump directory, the user's environment may ask

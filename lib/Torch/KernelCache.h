@@ -1,6 +1,6 @@
 //===- KernelCache.h - compiled kernels of the torch op ---------*- C++ -*-===//
 //
-// A bounded cache of JIT-compiled kernels keyed by signature (kind, dtypes,
+// A bounded cache of JIT-compiled kernels keyed by signature (kind, dtype,
 // part count, bias presence, target). Compiling
 // happens on the first call of a key (or ahead of time, through
 // `splitlinear::precompile`); every later call is a hash lookup.
@@ -19,12 +19,17 @@
 
 namespace splitlinear {
 
-/// The signature a kernel is compiled for. Dims are dynamic in the kernel.
+/// The signature a kernel is compiled for. Dims are dynamic in the kernel,
+/// and every weight and bias part has the input's dtype (the op checks it;
+/// autocast casts first). Built by fpropKey, dgradKey and wgradKey
+/// (KernelPlan.h).
 struct KernelKey {
   SlinKernelKind kind;
+  /// The slinrt_dtype of the input, output, parts and gradients.
   int32_t dtype;
-  std::vector<int32_t> partDtypes;
-  std::vector<int32_t> biasDtypes;
+  /// FPROP, DGRAD: the number of weight parts (>= 1); WGRAD: 0.
+  int64_t numWeightParts;
+  /// FPROP: the kernel reads bias parts; WGRAD: it writes the bias gradient.
   bool hasBias;
   SlinTarget target;
   bool operator==(const KernelKey &other) const;

@@ -20,7 +20,8 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("linear_wgrad(Tensor grad_output, Tensor input, bool bias) -> "
         "(Tensor, Tensor)");
   m.def("precompile(ScalarType dtype, Device device, int num_parts, bool bias, "
-        "bool training, str? dump_dir=None) -> ()",
+        "bool training, str? dump_dir=None, ScalarType? autocast_dtype=None, "
+        "bool[]? requires_grad=None) -> ()",
         &precompile);
   m.def("runtime_counters() -> Dict(str, int)", &runtimeCounters);
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);

@@ -14,6 +14,7 @@
 #include "LinearOps.h"
 #include "Counters.h"
 #include "KernelCall.h"
+#include "KernelPlan.h"
 #include "RuntimeContext.h"
 #include "Settings.h"
 
@@ -69,10 +70,6 @@ std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
 #define SPLITLINEAR_DEVICE_GUARD(t)                                            \
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
-SlinTarget targetOf(const at::Tensor &t) {
-  return t.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
-}
-
 //===----------------------------------------------------------------------===//
 // linear (fprop)
 //===----------------------------------------------------------------------===//
@@ -116,9 +113,8 @@ at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
       y.zero_();
     return y.view(shape);
   }
-  KernelKey key{SLIN_KERNEL_FPROP, dtypeCode(input.scalar_type()),
-                std::vector<int32_t>(weight.size(), dtypeCode(input.scalar_type())),
-                {}, hasBias, targetOf(input)};
+  KernelKey key = fpropKey(input.scalar_type(), input.device(),
+                           static_cast<int64_t>(weight.size()), hasBias);
   Call call;
   call.matrix(x);
   for (const at::Tensor &w : weight)
@@ -157,9 +153,8 @@ at::Tensor splitlinear::linearDgrad(const at::Tensor &gradOutput,
   if (n == 0)
     return at::zeros(shape, gradOutput.options());
   at::Tensor dx = at::empty({dy.size(0), k}, gradOutput.options());
-  int32_t dtype = dtypeCode(gradOutput.scalar_type());
-  KernelKey key{SLIN_KERNEL_DGRAD, dtype, std::vector<int32_t>(weight.size(), dtype),
-                {}, false, targetOf(gradOutput)};
+  KernelKey key = dgradKey(gradOutput.scalar_type(), gradOutput.device(),
+                           static_cast<int64_t>(weight.size()));
   Call call;
   call.matrix(dy);
   for (const at::Tensor &w : weight)
@@ -194,8 +189,7 @@ splitlinear::linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, 
       db.copy_(dy.sum(0));
     return {dw, db};
   }
-  int32_t dtype = dtypeCode(gradOutput.scalar_type());
-  KernelKey key{SLIN_KERNEL_WGRAD, dtype, {}, {}, bias, targetOf(gradOutput)};
+  KernelKey key = wgradKey(gradOutput.scalar_type(), gradOutput.device(), bias);
   Call call;
   call.matrix(dy);
   call.matrix(x);
@@ -243,28 +237,43 @@ at::Tensor splitlinear::castConcat(at::TensorList parts,
 // Ahead-of-time compilation
 //===----------------------------------------------------------------------===//
 
-/// Compiles (and caches) the kernels `linear` needs for a signature, so that
-/// a backend can pay the compile at graph-compile time rather than at the
-/// first call: fprop, and with `training` also dgrad and wgrad. With
-/// `dumpDir`, each kernel is compiled even if cached, writing its IR and the
-/// IR after every pass there (the backend passes its compile's dump_dir).
-void splitlinear::precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
-                bool bias, bool training, std::optional<std::string> dumpDir) {
-  std::string dump = dumpDir.value_or("");
+/// Compiles (and caches) the kernels a call of `linear` with this signature
+/// and its backward will ask for (kernelsFor, KernelPlan.h), so that a
+/// backend can pay the compile at graph-compile time rather than at the
+/// first call. With `dumpDir`, each kernel is compiled even if cached,
+/// writing its IR and the IR after every pass there (the backend passes its
+/// compile's dump_dir).
+void splitlinear::precompile(at::ScalarType dtype, at::Device device,
+                             int64_t numParts, bool bias, bool gradMode,
+                             std::optional<std::string> dumpDir,
+                             std::optional<at::ScalarType> autocastDtype,
+                             std::optional<c10::List<bool>> requiresGrad) {
   constexpr const char *op = "splitlinear.precompile";
-  int32_t code = dtypeCode(dtype);
-  TORCH_CHECK(code >= 0, op, ": dtype ", dtype,
+  TORCH_CHECK(dtypeCode(dtype) >= 0, op, ": dtype ", dtype,
+              " is not supported (float32, float16, bfloat16, float64)");
+  TORCH_CHECK(!autocastDtype || dtypeCode(*autocastDtype) >= 0, op,
+              ": autocast_dtype ", *autocastDtype,
               " is not supported (float32, float16, bfloat16, float64)");
   TORCH_CHECK(numParts >= 1, op, ": num_parts must be >= 1, got ", numParts);
   TORCH_CHECK(device.is_cpu() || device.is_cuda(), op, ": device ", device,
               " is not supported");
-  SlinTarget target = device.is_cuda() ? SLIN_TARGET_CUDA : SLIN_TARGET_CPU;
-  std::vector<int32_t> parts(numParts, code);
-  getKernel({SLIN_KERNEL_FPROP, code, parts, {}, bias, target}, dump);
-  if (!training)
-    return;
-  getKernel({SLIN_KERNEL_DGRAD, code, parts, {}, false, target}, dump);
-  getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, bias, target}, dump);
-  if (bias) // a run of parts without trainable biases
-    getKernel({SLIN_KERNEL_WGRAD, code, {}, {}, false, target}, dump);
+  // requires_grad: one flag per tensor input of `linear`, flattened as
+  // [input, weight..., bias...]; without it every input requires grad.
+  size_t tensors = 1 + numParts * (bias ? 2 : 1);
+  TORCH_CHECK(!requiresGrad || requiresGrad->size() == tensors, op,
+              ": requires_grad has ", requiresGrad ? requiresGrad->size() : 0,
+              " flags but the signature has ", tensors,
+              " tensor inputs (input, weight..., bias...)");
+  auto needs = [&](size_t i) { return !requiresGrad || requiresGrad->get(i); };
+  GradNeeds grad;
+  grad.input = needs(0);
+  for (int64_t i = 0; i < numParts; ++i) {
+    grad.weights.push_back(needs(1 + i));
+    if (bias)
+      grad.biases.push_back(needs(1 + numParts + i));
+  }
+  std::string dump = dumpDir.value_or("");
+  for (const KernelKey &key :
+       kernelsFor({dtype, device, autocastDtype, gradMode, grad}))
+    getKernel(key, dump);
 }

@@ -9,8 +9,10 @@
 //   linear_wgrad(Tensor grad_output, Tensor input, bool bias)
 //       -> (Tensor [N, K], Tensor [N] or [0])
 //   precompile(ScalarType dtype, Device device, int num_parts, bool bias,
-//              bool training, str? dump_dir=None) -> ()   (compile ahead of
-//              the first call; with dump_dir, recompile and dump each kernel)
+//              bool training, str? dump_dir=None,
+//              ScalarType? autocast_dtype=None, bool[]? requires_grad=None)
+//       -> ()   (compile ahead of the first call what it and its backward
+//                will ask for; with dump_dir, recompile and dump each kernel)
 //   runtime_counters() -> Dict(str, int)   (views, cats, per_part_gemms,
 //                                  compiles, cache_hits, evictions,
 //                                  cache_size, dgrad_views, dgrad_cats,
@@ -26,6 +28,7 @@
 #define SPLITLINEAR_LIB_TORCH_LINEAROPS_H
 
 #include <ATen/ATen.h>
+#include <ATen/core/List.h>
 
 #include <optional>
 #include <string>
@@ -48,9 +51,17 @@ linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, bool bias);
 /// cat + convert as a buffer of its own). Used by the autocast kernel of
 /// `linear` (Autocast.cpp).
 at::Tensor castConcat(at::TensorList parts, at::ScalarType dtype);
-/// Compiles (and caches) the kernels `linear` needs for a signature.
+/// Compiles (and caches) the kernels a call of `linear` needs, and with
+/// `gradMode` those of its backward, for an input of `dtype` on `device`,
+/// `numParts` weight parts (as many bias parts with `bias`), under autocast
+/// to `autocastDtype` if given, with `requiresGrad` flags per tensor input
+/// [input, weight..., bias...] (default: all true). Raises c10::Error for an
+/// unsupported dtype or device, `numParts < 1`, a flag list of another
+/// length, or a compiler failure.
 void precompile(at::ScalarType dtype, at::Device device, int64_t numParts,
-                bool bias, bool training, std::optional<std::string> dumpDir);
+                bool bias, bool gradMode, std::optional<std::string> dumpDir,
+                std::optional<at::ScalarType> autocastDtype,
+                std::optional<c10::List<bool>> requiresGrad);
 
 } // namespace splitlinear
 
