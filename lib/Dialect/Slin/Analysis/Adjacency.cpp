@@ -1,4 +1,4 @@
-//===- Adjacency.cpp - static adjacency analysis of memref parts -*- C++ -*-===//
+//===- Adjacency.cpp - static form of the adjacency rule --------*- C++ -*-===//
 //
 // Implements classifyAdjacency: a small symbolic model of memref layouts
 // (integer polynomials over opaque atoms) that proves or disproves that parts
@@ -362,6 +362,7 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
   SmallVector<Layout, 4> layouts;
   for (auto [i, part] : llvm::enumerate(parts)) {
     auto type = cast<MemRefType>(part.getType());
+    // (2) One element type, the view's.
     if (type.getElementType() != elementType) {
       verdict.disprove("part #" + Twine(i) + " has another element type");
       continue;
@@ -381,11 +382,11 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
   // Rank 1: each element is a "row" of one element and the row stride is 1.
   Poly ld = rank == 2 ? layouts.front().strides[0] : Poly(1);
   Poly cols = rank == 2 ? layouts.front().sizes[1] : Poly(1);
-  // The run-time check's rules, part by part (non-empty parts; the pass
-  // drops statically empty ones): a column stride (rank 1: stride) other
-  // than 1 is allowed for one column (one element); every part's row stride
-  // is the common `ld`, one-row parts included; every part has the columns
-  // of the first one.
+  // The rules of Adjacency.h, part by part (non-empty parts; the pass drops
+  // statically empty ones). (3): a column stride (rank 1: stride) other than
+  // 1 is allowed for one column (one element); every part's row stride is
+  // the common `ld`, one-row parts included; every part has the columns of
+  // the first one.
   for (auto [i, layout] : llvm::enumerate(layouts)) {
     std::string part = ("part #" + Twine(i)).str();
     if (rank == 2) {
@@ -406,6 +407,7 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
     if (i == 0)
       continue;
     const Layout &prev = layouts[i - 1];
+    // (1) One base allocation.
     if (prev.root != layout.root) {
       if (prev.rootIsAllocation && layout.rootIsAllocation)
         verdict.disprove(part + " is in another allocation");
@@ -413,11 +415,12 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
         verdict.unknown(part + " may be in another allocation");
       continue;
     }
+    // (4) Each part starts where the previous one ends.
     verdict.requireZero(layout.offset - (prev.offset + prev.sizes[0] * ld),
                         part + " starting where the previous part ends");
   }
   if (rank == 2 && layouts.size() > 1) {
-    // Rows of the view must not overlap: ld >= K, when the view has more
+    // (3) Rows of the view must not overlap: ld >= K, when the view has more
     // than one row (as at run time). Statically, it has unless dynamic
     // sizes may leave a single row.
     int64_t minRows = 0;
@@ -432,7 +435,7 @@ Adjacency mlir::slin::classifyAdjacency(ValueRange parts, Type elementType,
       verdict.unknown("row stride is smaller than the columns, which only "
                       "a one-row view allows");
   }
-  // Alignment of the view's first element: base + offset bytes. Only the
+  // (5) Alignment of the view's first element: base + offset bytes. Only the
   // base's known alignment (capped at the requirement) can disprove it: a
   // base of unknown alignment may make any offset aligned.
   const Layout &first = layouts.front();

@@ -1,0 +1,155 @@
+//===- RuntimeCalls.cpp - calling the runtime from the patterns -*- C++ -*-===//
+//
+// Implements the helpers of RuntimeCalls.h that every runtime call needs:
+// the entry point names, spelled by RuntimeEntryPoints.def so that the
+// compiler and the runtime cannot disagree on them, and the declarations of
+// the C-interface entry points. Memref operands are cast to fully dynamic
+// strided types first, so that one declaration per entry point serves every
+// call site; the declarations carry `llvm.emit_c_interface`, which makes the
+// LLVM lowering call `_mlir_ciface_<name>` with pointers to memref
+// descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeCalls.h"
+#include "splitlinear/Runtime/Runtime.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::slin;
+
+/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`, from
+/// RuntimeEntryPoints.def), or "" for a type it has no entry points for.
+StringRef slin::detail::dtypeSuffix(Type type) {
+  std::optional<slinrt_dtype> dtype;
+  if (type.isF32())
+    dtype = SLINRT_F32;
+  else if (type.isF16())
+    dtype = SLINRT_F16;
+  else if (type.isBF16())
+    dtype = SLINRT_BF16;
+  else if (type.isF64())
+    dtype = SLINRT_F64;
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  if (dtype == ENUM)                                                           \
+    return #T;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_gemm_<dtype>`.
+StringRef slin::detail::gemmCallee(RuntimeTarget target, StringRef dtype) {
+#define SLINRT_DTYPE(T, ENUM)                                                  \
+  if (dtype == #T)                                                             \
+    return target == RuntimeTarget::cuda ? "slinrt_cuda_gemm_" #T              \
+                                         : "slinrt_cpu_gemm_" #T;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_copy{1,2}d_<src>_<dst>`.
+StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
+                                   StringRef src, StringRef dst) {
+  bool cuda = target == RuntimeTarget::cuda;
+#define SLINRT_DTYPE_PAIR(S, T)                                                \
+  if (src == #S && dst == #T) {                                                \
+    if (rank == 1)                                                             \
+      return cuda ? "slinrt_cuda_copy1d_" #S "_" #T                            \
+                  : "slinrt_cpu_copy1d_" #S "_" #T;                            \
+    return cuda ? "slinrt_cuda_copy2d_" #S "_" #T                              \
+                : "slinrt_cpu_copy2d_" #S "_" #T;                              \
+  }
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_alloc` (`free`: `slinrt_<target>_free`).
+StringRef slin::detail::allocCallee(RuntimeTarget target, bool free) {
+#define SLINRT_TARGET(TGT)                                                     \
+  if (target == RuntimeTarget::TGT)                                            \
+    return free ? "slinrt_" #TGT "_free" : "slinrt_" #TGT "_alloc";
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `memref<?x?xT, strided<[?, ?], offset: ?>>` (or its rank-1 analogue): the
+/// parameter type of the runtime declarations, to which any strided memref
+/// of that rank and element type can be cast.
+static MemRefType dynamicStridedType(Type elementType, int64_t rank) {
+  SmallVector<int64_t> dynamic(rank, ShapedType::kDynamic);
+  auto layout = StridedLayoutAttr::get(elementType.getContext(),
+                                       ShapedType::kDynamic, dynamic);
+  return MemRefType::get(dynamic, elementType, layout);
+}
+
+/// Casts `value` (a memref) to dynamicStridedType, or fails when its layout
+/// is not strided or it lives in a non-default memory space.
+FailureOr<Value> slin::detail::castToDynamic(OpBuilder &builder, Location loc,
+                                             Value value) {
+  auto type = cast<MemRefType>(value.getType());
+  MemRefType dynamic =
+      dynamicStridedType(type.getElementType(), type.getRank());
+  if (type == dynamic)
+    return value;
+  if (!memref::CastOp::areCastCompatible(TypeRange{type}, TypeRange{dynamic}))
+    return failure();
+  return memref::CastOp::create(builder, loc, dynamic, value).getResult();
+}
+
+/// Size of one element in bytes (rounded up), or 0 for a type without a bit
+/// width.
+int64_t slin::detail::elementBytes(Type type) {
+  if (!type.isIntOrFloat())
+    return 0;
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+/// Returns the function `name` of type `type` in the module around `from`,
+/// declaring it (private, with `llvm.emit_c_interface` when `cInterface`) if
+/// it does not exist yet. Fails if the symbol exists with another type or is
+/// not a func.func.
+FailureOr<func::FuncOp> slin::detail::lookupOrDeclare(RewriterBase &rewriter,
+                                                      Operation *from,
+                                                      StringRef name,
+                                                      FunctionType type,
+                                                      bool cInterface) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (!module)
+    return failure();
+  if (Operation *existing = module.lookupSymbol(name)) {
+    auto func = dyn_cast<func::FuncOp>(existing);
+    if (!func || func.getFunctionType() != type)
+      return failure();
+    StringRef cAttr = LLVM::LLVMDialect::getEmitCWrapperAttrName();
+    if (cInterface && !func->hasAttr(cAttr))
+      rewriter.modifyOpInPlace(
+          func, [&] { func->setAttr(cAttr, rewriter.getUnitAttr()); });
+    return func;
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(module.getBody());
+  auto func = func::FuncOp::create(rewriter, module.getLoc(), name, type);
+  func.setPrivate();
+  if (cInterface)
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  rewriter.getUnitAttr());
+  return func;
+}
+
+/// Emits `func.call @name(operands) : (types of operands) -> results` of a
+/// C-interface runtime entry point, declaring it on first use.
+FailureOr<func::CallOp> slin::detail::callRuntime(RewriterBase &rewriter,
+                                                  Operation *op, StringRef name,
+                                                  ValueRange operands,
+                                                  TypeRange results) {
+  auto type = FunctionType::get(op->getContext(), operands.getTypes(), results);
+  FailureOr<func::FuncOp> callee =
+      lookupOrDeclare(rewriter, op, name, type, /*cInterface=*/true);
+  if (failed(callee))
+    return failure();
+  return func::CallOp::create(rewriter, op->getLoc(), *callee, operands);
+}
