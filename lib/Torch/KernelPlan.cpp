@@ -55,8 +55,8 @@ std::vector<WgradRun> splitlinear::wgradRuns(const GradNeeds &needs) {
       continue;
     }
     WgradRun run{i, i, false};
-    while (run.end < n && needs.weights[run.end])
-      run.biasGradient |= hasBias && needs.biases[run.end++];
+    for (; run.end < n && needs.weights[run.end]; ++run.end)
+      run.biasGradient |= hasBias && needs.biases[run.end];
     runs.push_back(run);
     i = run.end;
   }

@@ -52,19 +52,30 @@ def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | Non
 
 
 def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, bias: bool,
-               training: bool, dump_dir: str | None = None) -> None:
-    """JIT-compiles (and caches) the kernels :func:`linear` will need for this
-    signature — forward, and with ``training`` also the input- and weight-gradient
-    kernels — so the first call does not pay the compile. With ``dump_dir``,
-    each kernel is compiled even if cached and writes its IR and the IR after
-    every pass into ``dump_dir`` (nothing else is dumped there later).
+               training: bool, dump_dir: str | None = None, *,
+               autocast_dtype: torch.dtype | None = None,
+               requires_grad: Sequence[bool] | None = None) -> None:
+    """JIT-compiles (and caches) the kernels a call of :func:`linear` will ask for
+    — forward, and with ``training`` (grad mode on) the backward kernels its
+    autograd formula runs — so the first call does not pay the compile.
+
+    The op decides which kernels those are (``kernelsFor`` in the op library):
+    under autocast to ``autocast_dtype`` a floating-point input other than
+    float64 runs in that dtype; ``requires_grad`` holds one flag per tensor
+    input ``[input, weight_0..weight_{n-1}, bias_0..bias_{n-1}]`` (default: all
+    true): dgrad when the input needs a gradient, one wgrad per kind of run of
+    trainable weight parts. With ``dump_dir``, each kernel is compiled even if
+    cached and writes its IR and the IR after every pass into ``dump_dir``.
 
     Raises:
-        RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, or when
-            the compiler fails (the message holds the IR and a repro command).
+        RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, a
+            ``requires_grad`` of another length, or when the compiler fails (the
+            message holds the IR and a repro command).
     """
     torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training,
-                                     None if dump_dir is None else os.fspath(dump_dir))
+                                     None if dump_dir is None else os.fspath(dump_dir),
+                                     autocast_dtype,
+                                     None if requires_grad is None else [bool(f) for f in requires_grad])
 
 
 def runtime_counters() -> dict[str, int]:

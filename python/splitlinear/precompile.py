@@ -18,26 +18,36 @@ from .stats import bump as _bump
 __all__ = ["precompile_regions"]
 
 
+def _requires_grad(region: Region, x: torch.Tensor) -> list[bool]:
+    """The ``requires_grad`` flags of the op's tensor inputs, ``[input, weight..., bias...]``,
+    from the graph's example values (a part without one counts as requiring grad)."""
+    parts = region.weight_parts + (region.bias_parts or [])
+    values = [node_value(p.node) for p in parts]
+    return [x.requires_grad] + [not isinstance(v, torch.Tensor) or v.requires_grad for v in values]
+
+
 def precompile_regions(regions: Sequence[Region], dump_dir: str | None) -> None:
     """Compiles each region's kernels now (graph-compile time), not at the
-    first call: forward always, backward ones when grad mode is on. The
-    kernels' dtype is the input's, or under autocast the autocast dtype (the
-    op's Autocast kernel casts). With ``dump_dir`` the kernels write their IR
-    there: the dump is scoped to this compile, never set process-wide."""
+    first call. The op decides which (``ops.precompile``) from what the region
+    records: the input's dtype and device, the autocast dtype and grad mode
+    where the region runs, and which inputs require grad. With ``dump_dir`` the
+    kernels write their IR there: the dump is scoped to this compile, never set
+    process-wide."""
     if not regions:
         return
     from . import ops
 
     before = ops.runtime_counters()["compiles"]
     for region in regions:
-        val = node_value(region.input)
-        if not isinstance(val, torch.Tensor):
+        x = node_value(region.input)
+        if not isinstance(x, torch.Tensor):
             continue
-        autocast = region.sites[0].autocast
-        dtype = autocast[1] if autocast is not None else val.dtype
+        site = region.sites[0]
         try:
-            ops.precompile(dtype, val.device, len(region.weight_parts),
-                           region.bias_parts is not None, torch.is_grad_enabled(), dump_dir)
+            ops.precompile(x.dtype, x.device, len(region.weight_parts), region.bias_parts is not None,
+                           site.grad_mode, dump_dir,
+                           autocast_dtype=None if site.autocast is None else site.autocast[1],
+                           requires_grad=_requires_grad(region, x))
         except RuntimeError as exc:  # e.g. a device the op does not run on: the call will say so
             logger.warning("splitlinear: precompiling %s failed: %s", region.describe(), exc)
     _bump("kernels_precompiled", ops.runtime_counters()["compiles"] - before)

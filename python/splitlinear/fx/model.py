@@ -119,6 +119,8 @@ class LinearSite:
     bypassed: list[fx.Node] = dataclasses.field(default_factory=list)
     #: ``(device_type, dtype)`` of the autocast region the site runs in, or ``None``.
     autocast: tuple[str, torch.dtype] | None = None
+    #: The grad mode in effect where the site runs.
+    grad_mode: bool = True
 
     def describe(self) -> str:
         """``"<form> node '<name>'"``, for logs."""

@@ -241,6 +241,7 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
             rejections.append(Rejection(site.out, reason))
             continue
         site.autocast = None if autocast is None or x is None else (x.device.type, autocast)
+        site.grad_mode = state.grad_mode_at(site.out)
         valid.append(site)
 
     regions: list[Region] = []
