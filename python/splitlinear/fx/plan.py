@@ -14,17 +14,12 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.fx as fx
 
+from .._dtypes import AUTOCAST_CAST_DTYPES, SUPPORTED_DTYPES, slash_list
 from .model import LinearSite, PartRef, Plan, Region, Rejection, node_tensor, static_int
 from .patterns import cat_parts, find_linear_sites, is_cat
 from .state import AutocastState, GraphState
 
-#: Element types the op computes in.
-SUPPORTED_DTYPES: frozenset[torch.dtype] = frozenset(
-    {torch.float16, torch.bfloat16, torch.float32, torch.float64}
-)
-
-#: Operand dtypes autocast casts to its lower-precision dtype (float64 is left as is).
-_AUTOCAST_CAST_DTYPES: frozenset[torch.dtype] = frozenset({torch.float16, torch.bfloat16, torch.float32})
+__all__ = ["SUPPORTED_DTYPES", "analyze_site", "plan_regions"]
 
 #: Why an operand's dtype is unusable (``None``: it is fine).
 _DtypeCheck = Callable[[torch.Tensor], "str | None"]
@@ -51,9 +46,9 @@ def _dtype_check(expected: torch.dtype | None) -> _DtypeCheck:
 
     def problem(value: torch.Tensor) -> str | None:
         if expected is None:
-            if value.dtype not in _AUTOCAST_CAST_DTYPES:
+            if value.dtype not in AUTOCAST_CAST_DTYPES:
                 return (f"has dtype {value.dtype} under autocast, expected one of "
-                        "float16/bfloat16/float32 (autocast does not cast it)")
+                        f"{slash_list(AUTOCAST_CAST_DTYPES)} (autocast does not cast it)")
             return None
         if value.dtype != expected:
             return f"has dtype {value.dtype}, expected {expected} (the input's)"
@@ -106,7 +101,7 @@ def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) ->
     if x.dim() < 2:
         return f"input {site.input.name!r} is {x.dim()}-D, expected at least 2-D [..., K]"
     if x.dtype not in SUPPORTED_DTYPES:
-        return f"input {site.input.name!r} has dtype {x.dtype}, expected one of float16/bfloat16/float32/float64"
+        return f"input {site.input.name!r} has dtype {x.dtype}, expected one of {slash_list(SUPPORTED_DTYPES)}"
     k = static_int(x.shape[-1])
     if k is None:
         return f"input {site.input.name!r} has a symbolic last dimension {x.shape[-1]}"
