@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -72,9 +73,11 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
 def _reset() -> None:
     """``torch._dynamo.reset()`` hook (as ``backend="inductor"`` has): drop the CUDA graphs
     recorded by cudagraph trees for ``mode="reduce-overhead"``."""
-    from torch._inductor.cudagraph_trees import reset_cudagraph_trees
-
-    reset_cudagraph_trees()
+    # Not imported: nothing recorded. Importing it here would register a backend in the
+    # cache dynamo's reset is iterating ("dictionary changed size during iteration").
+    trees = sys.modules.get("torch._inductor.cudagraph_trees")
+    if trees is not None:
+        trees.reset_cudagraph_trees()
 
 
 def splitlinear_backend(
