@@ -14,8 +14,9 @@ Pipeline for each Dynamo graph: validate options, dump the graph
 calls, compile their kernels (:mod:`splitlinear.precompile`), dump
 again (``graph_<n>_after.txt``), then compile the rewritten graph with
 Inductor, configured for ``mode`` as ``backend="inductor"`` would be (the op
-becomes an extern kernel call), or run it eagerly, through CUDA graphs when the
-mode asks for them (:mod:`splitlinear.cudagraphs`).
+becomes an extern kernel call; its compile caches key on the op library's
+build), or run it eagerly, through CUDA graphs when the mode asks for them
+(:mod:`splitlinear.cudagraphs`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
 from .options import SplitLinearOptions
@@ -55,10 +57,11 @@ def _write_dump(dump_dir: str, name: str, text: str) -> None:
 
 
 def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
-                      options: SplitLinearOptions) -> Callable[..., Any]:
+                      options: SplitLinearOptions, calls_op: bool) -> Callable[..., Any]:
     """Compile the rewritten graph: Inductor with the config ``torch.compile(backend="inductor",
     mode=options.mode, options=options.inductor_options)`` would use, or eagerly (through CUDA
-    graphs when ``options.mode`` turns them on)."""
+    graphs when ``options.mode`` turns them on). When the graph ``calls_op``, Inductor's and
+    AOTAutograd's caches also key on the op library's build (:mod:`splitlinear._cache_key`)."""
     if options.fallback == "eager":
         if options.cudagraphs:
             from .cudagraphs import compile_eager_with_cudagraphs
@@ -67,7 +70,10 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
         return gm.forward
     from torch._inductor.compile_fx import compile_fx
 
-    return compile_fx(gm, list(example_inputs), config_patches=options.inductor_config())
+    patches = options.inductor_config()
+    if calls_op:
+        patches = keyed_on_build(patches)
+    return compile_fx(gm, list(example_inputs), config_patches=patches)
 
 
 def _reset() -> None:
@@ -131,7 +137,7 @@ def splitlinear_backend(
         "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
         opts.fallback, opts.mode,
     )
-    return _compile_fallback(gm, example_inputs, opts)
+    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions))
 
 
 splitlinear_backend.reset = _reset  # type: ignore[attr-defined]
