@@ -16,14 +16,16 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from ._dtypes import SUPPORTED_DTYPES, prose_list
 
-_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+#: The C++ op's wording: "...; supported are float32, float16, bfloat16 and float64".
+_SUPPORTED_TEXT = f"supported are {prose_list(SUPPORTED_DTYPES)}"
 
 
 def _check_float(t: Tensor, who: str, name: str) -> None:
     torch._check(
-        t.dtype in _FLOAT_DTYPES,
-        lambda: f"{who}: {name} has dtype {t.dtype}; supported are float32, float16, bfloat16 and float64",
+        t.dtype in SUPPORTED_DTYPES,
+        lambda: f"{who}: {name} has dtype {t.dtype}; {_SUPPORTED_TEXT}",
     )
 
 

@@ -3,11 +3,14 @@
 The library registers ``torch.ops.splitlinear.*``. It is looked up, in order,
 in ``$SPLITLINEAR_LIBRARY_DIR``, in ``splitlinear/lib/`` inside the installed
 package, and in ``$SPLITLINEAR_BUILD_DIR/lib`` (default: ``build/lib`` of the
-source checkout this package lives in).
+source checkout this package lives in). :func:`build_id` identifies the
+loaded build (compile caches key on it).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
 import threading
 from pathlib import Path
@@ -17,6 +20,10 @@ import torch
 LIBRARY_NAME = "libsplitlinear_torch.so"
 _lock = threading.Lock()
 _loaded_from: Path | None = None
+_loaded_digest: str | None = None
+
+#: The ops' Python face: the wrapper in the graph and the fake kernels tracing runs.
+_OP_SOURCES = ("ops.py", "_fake.py")
 
 
 def candidate_dirs() -> list[Path]:
@@ -46,7 +53,7 @@ def load_library() -> Path:
     Raises:
         RuntimeError: if no library is found (the message lists where it looked).
     """
-    global _loaded_from
+    global _loaded_from, _loaded_digest
     with _lock:
         if _loaded_from is not None:
             return _loaded_from
@@ -57,9 +64,45 @@ def load_library() -> Path:
                 f"splitlinear: {LIBRARY_NAME} not found (searched: {searched}); "
                 "build it with scripts/build.sh or set SPLITLINEAR_LIBRARY_DIR"
             )
+        # The digest of what is loaded: a rebuild later in this process must not change it.
+        digest = _build_digest(path)
         torch.ops.load_library(str(path))
-        _loaded_from = path
+        _loaded_from, _loaded_digest = path, digest
         return path
+
+
+def _build_digest(path: Path) -> str:
+    """SHA-256 of the library at ``path`` and of the Python files defining the ops' tracing (``_OP_SOURCES``)."""
+    sha = hashlib.sha256(path.read_bytes())
+    for name in _OP_SOURCES:
+        sha.update((Path(__file__).parent / name).read_bytes())
+    return sha.hexdigest()
+
+
+def _package_version() -> str:
+    """splitlinear's installed version, or ``"unknown"`` when run from a source tree that is not installed."""
+    try:
+        return importlib.metadata.version("splitlinear")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_id() -> str:
+    """The identity of the op library's build, loading it if needed.
+
+    A string naming splitlinear's version, torch's version and C++11 ABI, and
+    the SHA-256 of the loaded ``libsplitlinear_torch.so`` with ``ops.py`` and
+    ``_fake.py`` (hashed once per process, when loaded). The library's Autograd
+    and Autocast kernels and the fake kernels run when a graph is traced, so a
+    compiled graph is only valid for this build: the backend's compiles key
+    their caches on it (:mod:`splitlinear._cache_key`).
+
+    Raises:
+        RuntimeError: the op library is not found (see :func:`load_library`).
+    """
+    load_library()
+    return (f"splitlinear={_package_version()} torch={torch.__version__} "
+            f"cxx11abi={int(torch.compiled_with_cxx11_abi())} sha256={_loaded_digest}")
 
 
 def is_available() -> bool:

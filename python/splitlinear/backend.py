@@ -14,20 +14,23 @@ Pipeline for each Dynamo graph: validate options, dump the graph
 calls, compile their kernels (:mod:`splitlinear.precompile`), dump
 again (``graph_<n>_after.txt``), then compile the rewritten graph with
 Inductor, configured for ``mode`` as ``backend="inductor"`` would be (the op
-becomes an extern kernel call), or run it eagerly, through CUDA graphs when the
-mode asks for them (:mod:`splitlinear.cudagraphs`).
+becomes an extern kernel call; its compile caches key on the op library's
+build), or run it eagerly, through CUDA graphs when the mode asks for them
+(:mod:`splitlinear.cudagraphs`).
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch.fx as fx
 
+from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
 from .options import SplitLinearOptions
@@ -54,10 +57,11 @@ def _write_dump(dump_dir: str, name: str, text: str) -> None:
 
 
 def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
-                      options: SplitLinearOptions) -> Callable[..., Any]:
+                      options: SplitLinearOptions, calls_op: bool) -> Callable[..., Any]:
     """Compile the rewritten graph: Inductor with the config ``torch.compile(backend="inductor",
     mode=options.mode, options=options.inductor_options)`` would use, or eagerly (through CUDA
-    graphs when ``options.mode`` turns them on)."""
+    graphs when ``options.mode`` turns them on). When the graph ``calls_op``, Inductor's and
+    AOTAutograd's caches also key on the op library's build (:mod:`splitlinear._cache_key`)."""
     if options.fallback == "eager":
         if options.cudagraphs:
             from .cudagraphs import compile_eager_with_cudagraphs
@@ -66,15 +70,20 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
         return gm.forward
     from torch._inductor.compile_fx import compile_fx
 
-    return compile_fx(gm, list(example_inputs), config_patches=options.inductor_config())
+    patches = options.inductor_config()
+    if calls_op:
+        patches = keyed_on_build(patches)
+    return compile_fx(gm, list(example_inputs), config_patches=patches)
 
 
 def _reset() -> None:
     """``torch._dynamo.reset()`` hook (as ``backend="inductor"`` has): drop the CUDA graphs
     recorded by cudagraph trees for ``mode="reduce-overhead"``."""
-    from torch._inductor.cudagraph_trees import reset_cudagraph_trees
-
-    reset_cudagraph_trees()
+    # Not imported: nothing recorded. Importing it here would register a backend in the
+    # cache dynamo's reset is iterating ("dictionary changed size during iteration").
+    trees = sys.modules.get("torch._inductor.cudagraph_trees")
+    if trees is not None:
+        trees.reset_cudagraph_trees()
 
 
 def splitlinear_backend(
@@ -128,7 +137,7 @@ def splitlinear_backend(
         "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
         opts.fallback, opts.mode,
     )
-    return _compile_fallback(gm, example_inputs, opts)
+    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions))
 
 
 splitlinear_backend.reset = _reset  # type: ignore[attr-defined]

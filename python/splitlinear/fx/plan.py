@@ -14,17 +14,12 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.fx as fx
 
+from .._dtypes import AUTOCAST_CAST_DTYPES, SUPPORTED_DTYPES, slash_list
 from .model import LinearSite, PartRef, Plan, Region, Rejection, node_tensor, static_int
 from .patterns import cat_parts, find_linear_sites, is_cat
 from .state import AutocastState, GraphState
 
-#: Element types the op computes in.
-SUPPORTED_DTYPES: frozenset[torch.dtype] = frozenset(
-    {torch.float16, torch.bfloat16, torch.float32, torch.float64}
-)
-
-#: Operand dtypes autocast casts to its lower-precision dtype (float64 is left as is).
-_AUTOCAST_CAST_DTYPES: frozenset[torch.dtype] = frozenset({torch.float16, torch.bfloat16, torch.float32})
+__all__ = ["SUPPORTED_DTYPES", "analyze_site", "plan_regions"]
 
 #: Why an operand's dtype is unusable (``None``: it is fine).
 _DtypeCheck = Callable[[torch.Tensor], "str | None"]
@@ -36,6 +31,7 @@ _DtypeCheck = Callable[[torch.Tensor], "str | None"]
 
 
 def _split_ref(node: fx.Node, sizes: Sequence[int]) -> list[PartRef]:
+    """``node`` as consecutive row blocks of ``sizes`` (itself whole when there is one)."""
     if len(sizes) == 1:
         return [PartRef(node)]
     refs: list[PartRef] = []
@@ -51,9 +47,9 @@ def _dtype_check(expected: torch.dtype | None) -> _DtypeCheck:
 
     def problem(value: torch.Tensor) -> str | None:
         if expected is None:
-            if value.dtype not in _AUTOCAST_CAST_DTYPES:
+            if value.dtype not in AUTOCAST_CAST_DTYPES:
                 return (f"has dtype {value.dtype} under autocast, expected one of "
-                        "float16/bfloat16/float32 (autocast does not cast it)")
+                        f"{slash_list(AUTOCAST_CAST_DTYPES)} (autocast does not cast it)")
             return None
         if value.dtype != expected:
             return f"has dtype {value.dtype}, expected {expected} (the input's)"
@@ -83,6 +79,81 @@ def _part_size(part: fx.Node, where: str, x: torch.Tensor, k: int | None, dtype_
     return rows
 
 
+def _input_value(site: LinearSite) -> tuple[torch.Tensor, int] | str:
+    """The input's example value and its static ``K``, or why the input is unusable."""
+    x = node_tensor(site.input)
+    if x is None:
+        return f"input {site.input.name!r} has no tensor example value"
+    if x.dim() < 2:
+        return f"input {site.input.name!r} is {x.dim()}-D, expected at least 2-D [..., K]"
+    if x.dtype not in SUPPORTED_DTYPES:
+        return f"input {site.input.name!r} has dtype {x.dtype}, expected one of {slash_list(SUPPORTED_DTYPES)}"
+    k = static_int(x.shape[-1])
+    if k is None:
+        return f"input {site.input.name!r} has a symbolic last dimension {x.shape[-1]}"
+    return x, k
+
+
+def _dtype_rule(site: LinearSite, x: torch.Tensor, autocast_dtype: torch.dtype | None) -> _DtypeCheck | str:
+    """The dtype rule of ``site``'s parts (from its input and output), or why the site's dtypes are unusable."""
+    out = node_tensor(site.out)
+    if autocast_dtype is not None and x.device.type in ("cpu", "cuda"):
+        if out is None or out.dtype != autocast_dtype:
+            return (f"output dtype {None if out is None else out.dtype} is not the autocast dtype "
+                    f"{autocast_dtype}")
+        rule = _dtype_check(None)  # operands may mix dtypes: autocast casts each one
+        if (problem := rule(x)) is not None:
+            return f"input {site.input.name!r} {problem}"
+        return rule
+    if out is not None and out.dtype != x.dtype:
+        return f"output dtype {out.dtype} differs from input dtype {x.dtype}"
+    return _dtype_check(x.dtype)
+
+
+def _cat_operands(site: LinearSite) -> tuple[list[fx.Node] | None, list[fx.Node] | None] | str:
+    """The parts of the weight's and the bias's ``torch.cat`` (``None``: not a cat), or why a cat is unusable."""
+    w_parts, w_reason = cat_parts(site.weight)
+    if w_reason:
+        return f"weight {site.weight.name!r}: {w_reason}"
+    b_parts: list[fx.Node] | None = None
+    if site.bias is not None:
+        b_parts, b_reason = cat_parts(site.bias)
+        if b_reason:
+            return f"bias {site.bias.name!r}: {b_reason}"
+    return w_parts, b_parts
+
+
+def _part_sizes(parts: Sequence[fx.Node], what: str, x: torch.Tensor, k: int | None,
+                dtype_problem: _DtypeCheck) -> list[int] | str:
+    """The sizes of ``what``'s parts (see :func:`_part_size`), or why the first bad one is unusable."""
+    sizes: list[int] = []
+    for i, part in enumerate(parts):
+        size = _part_size(part, f"{what} part #{i} {part.name!r}", x, k, dtype_problem)
+        if isinstance(size, str):
+            return size
+        sizes.append(size)
+    return sizes
+
+
+def _assign_partition(site: LinearSite, w_parts: list[fx.Node] | None, b_parts: list[fx.Node] | None,
+                      sizes: list[int], bias_sizes: list[int] | None) -> None:
+    """Set ``site.weight_parts`` and ``site.bias_parts`` to one row partition.
+
+    A side that is one tensor (or a bias cat with another partition) is
+    narrowed to match the other side's parts."""
+    if w_parts is not None or bias_sizes is None or b_parts is None:
+        site.weight_parts = [PartRef(n) for n in (w_parts if w_parts is not None else [site.weight])]
+        if site.bias is None:
+            site.bias_parts = None
+        elif b_parts is not None and bias_sizes == sizes:
+            site.bias_parts = [PartRef(n) for n in b_parts]
+        else:
+            site.bias_parts = _split_ref(site.bias, sizes)
+    else:  # weight is one tensor, bias a cat: partition by the bias
+        site.weight_parts = _split_ref(site.weight, bias_sizes)
+        site.bias_parts = [PartRef(n) for n in b_parts]
+
+
 def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) -> str | None:
     """Fill ``site``'s parts and check them; return the rejection reason or ``None``.
 
@@ -100,77 +171,32 @@ def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) ->
     describe one row partition (a side that is one tensor is narrowed to match
     the other side's ``torch.cat``).
     """
-    x = node_tensor(site.input)
-    if x is None:
-        return f"input {site.input.name!r} has no tensor example value"
-    if x.dim() < 2:
-        return f"input {site.input.name!r} is {x.dim()}-D, expected at least 2-D [..., K]"
-    if x.dtype not in SUPPORTED_DTYPES:
-        return f"input {site.input.name!r} has dtype {x.dtype}, expected one of float16/bfloat16/float32/float64"
-    k = static_int(x.shape[-1])
-    if k is None:
-        return f"input {site.input.name!r} has a symbolic last dimension {x.shape[-1]}"
-    out = node_tensor(site.out)
-    if autocast_dtype is not None and x.device.type in ("cpu", "cuda"):
-        if out is None or out.dtype != autocast_dtype:
-            return (f"output dtype {None if out is None else out.dtype} is not the autocast dtype "
-                    f"{autocast_dtype}")
-        expected_dtype = None  # operands may mix dtypes: autocast casts each one
-    else:
-        if out is not None and out.dtype != x.dtype:
-            return f"output dtype {out.dtype} differs from input dtype {x.dtype}"
-        expected_dtype = x.dtype
-    dtype_problem = _dtype_check(expected_dtype)
-
-    if expected_dtype is None and (problem := dtype_problem(x)) is not None:
-        return f"input {site.input.name!r} {problem}"
-
-    w_parts, w_reason = cat_parts(site.weight)
-    if w_reason:
-        return f"weight {site.weight.name!r}: {w_reason}"
-    b_parts: list[fx.Node] | None = None
-    if site.bias is not None:
-        b_parts, b_reason = cat_parts(site.bias)
-        if b_reason:
-            return f"bias {site.bias.name!r}: {b_reason}"
+    checked = _input_value(site)
+    if isinstance(checked, str):
+        return checked
+    x, k = checked
+    dtype_problem = _dtype_rule(site, x, autocast_dtype)
+    if isinstance(dtype_problem, str):
+        return dtype_problem
+    cats = _cat_operands(site)
+    if isinstance(cats, str):
+        return cats
+    w_parts, b_parts = cats
     site.from_cat = w_parts is not None or b_parts is not None
     site.bypassed = [n for n in (site.weight, site.bias) if n is not None and cat_parts(n)[0] is not None]
 
-    weight_nodes = w_parts if w_parts is not None else [site.weight]
-    sizes: list[int] = []
-    for i, part in enumerate(weight_nodes):
-        size = _part_size(part, f"weight part #{i} {part.name!r}", x, k, dtype_problem)
-        if isinstance(size, str):
-            return size
-        sizes.append(size)
-    n_total = sum(sizes)
-
+    sizes = _part_sizes(w_parts if w_parts is not None else [site.weight], "weight", x, k, dtype_problem)
+    if isinstance(sizes, str):
+        return sizes
     bias_sizes: list[int] | None = None
     if site.bias is not None:
-        bias_nodes = b_parts if b_parts is not None else [site.bias]
-        bias_sizes = []
-        for i, part in enumerate(bias_nodes):
-            size = _part_size(part, f"bias part #{i} {part.name!r}", x, None, dtype_problem)
-            if isinstance(size, str):
-                return size
-            bias_sizes.append(size)
-        if sum(bias_sizes) != n_total:
-            return f"bias has {sum(bias_sizes)} elements, expected {n_total} (the weight's rows)"
-
-    # Parts of weight and bias must describe the same row partition; a side that
-    # is one tensor (or a cat with a different partition) is narrowed to match.
-    if w_parts is not None or bias_sizes is None or b_parts is None:
-        site.weight_parts = [PartRef(n) for n in weight_nodes]
-        if site.bias is None:
-            site.bias_parts = None
-        elif b_parts is not None and bias_sizes == sizes:
-            site.bias_parts = [PartRef(n) for n in b_parts]
-        else:
-            site.bias_parts = _split_ref(site.bias, sizes)
-    else:  # weight is one tensor, bias a cat: partition by the bias
-        site.weight_parts = _split_ref(site.weight, bias_sizes)
-        site.bias_parts = [PartRef(n) for n in b_parts]
-    site.out_features = n_total
+        bias_sizes = _part_sizes(b_parts if b_parts is not None else [site.bias], "bias", x, None, dtype_problem)
+        if isinstance(bias_sizes, str):
+            return bias_sizes
+        if sum(bias_sizes) != sum(sizes):
+            return f"bias has {sum(bias_sizes)} elements, expected {sum(sizes)} (the weight's rows)"
+    _assign_partition(site, w_parts, b_parts, sizes, bias_sizes)
+    site.out_features = sum(sizes)
     return None
 
 
@@ -180,12 +206,109 @@ def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) ->
 
 
 def _operands(site: LinearSite) -> list[fx.Node]:
+    """The nodes the op call of ``site`` reads."""
     refs = [*site.weight_parts, *(site.bias_parts or [])]
     return [site.input, *(r.node for r in refs)]
 
 
 def _moved_nodes(site: LinearSite) -> list[fx.Node]:
+    """The nodes whose computation the rewrite moves to the op call."""
     return [site.out, *site.intermediates, *site.bypassed]
+
+
+def _check_candidate(site: LinearSite, state: GraphState) -> str | None:
+    """Check one candidate (its operands, then barriers); on success record its autocast state."""
+    x = node_tensor(site.input)
+    autocast = state.autocast_at(site.out, x.device.type) if x is not None else None
+    reason = analyze_site(site, autocast)
+    if reason is None and (barrier := state.barrier(_moved_nodes(site), site.out)) is not None:
+        reason = f"{barrier.reason} lies between the concatenation and the linear"
+    if reason is None:
+        site.autocast = None if autocast is None or x is None else (x.device.type, autocast)
+        site.grad_mode = state.grad_mode_at(site.out)
+    return reason
+
+
+def _valid_candidates(sites: list[LinearSite], by_input: dict[fx.Node, list[LinearSite]], state: GraphState,
+                      horizontal_fusion: bool) -> tuple[list[LinearSite], list[Rejection]]:
+    """The candidates (a ``torch.cat`` operand, or siblings) that pass the checks, and the rejected ones."""
+    valid: list[LinearSite] = []
+    rejections: list[Rejection] = []
+    for site in sites:
+        has_cat = is_cat(site.weight) or is_cat(site.bias)
+        has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
+        if not (has_cat or has_siblings):
+            continue  # a plain linear: not a candidate
+        if (reason := _check_candidate(site, state)) is not None:
+            rejections.append(Rejection(site.out, reason))
+        else:
+            valid.append(site)
+    return valid, rejections
+
+
+def _sibling_group(members: list[LinearSite], state: GraphState,
+                   leftover_reason: dict[fx.Node, str]) -> list[LinearSite]:
+    """The sorted ``members`` fusable into the first one's call (why not, per other one: ``leftover_reason``)."""
+    order = state.order
+    anchor = members[0].out
+    accepted = [members[0]]
+    for site in members[1:]:
+        late = [n for n in _operands(site) if order[n] >= order[anchor]]
+        if late:
+            leftover_reason[site.out] = (
+                f"operand {late[0].name!r} is defined after sibling {anchor.name!r}; "
+                "fusing would need reordering")
+        elif (barrier := state.barrier(_moved_nodes(site), anchor)) is not None:
+            leftover_reason[site.out] = f"{barrier.reason} lies between it and sibling {anchor.name!r}"
+        else:
+            accepted.append(site)
+    return accepted
+
+
+def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
+                        state: GraphState) -> tuple[list[Region], dict[fx.Node, str]]:
+    """Regions of two or more valid siblings (split by bias presence), and why each left-out sibling is."""
+    regions: list[Region] = []
+    leftover_reason: dict[fx.Node, str] = {}
+    for inp in inputs:
+        ok = [s for s in valid if s.input is inp]
+        for with_bias in (False, True):
+            members = sorted((s for s in ok if (s.bias is not None) == with_bias), key=lambda s: state.order[s.out])
+            if len(members) < 2:
+                if members and len(ok) > len(members):
+                    leftover_reason[members[0].out] = (
+                        f"sibling linears on input {inp.name!r} mix bias and no bias; "
+                        "fused only among equals and no equal is left")
+                continue
+            accepted = _sibling_group(members, state, leftover_reason)
+            if len(accepted) >= 2:
+                regions.append(Region(accepted))
+    return regions, leftover_reason
+
+
+def _unfused_sites(valid: list[LinearSite], fused: set[fx.Node],
+                   leftover_reason: dict[fx.Node, str]) -> tuple[list[Region], list[Rejection]]:
+    """Valid sites no horizontal region took: a vertical region each if from a cat, else a rejection."""
+    regions: list[Region] = []
+    rejections: list[Rejection] = []
+    for site in valid:
+        if site.out in fused:
+            continue
+        if site.from_cat:
+            regions.append(Region([site]))
+        else:
+            rejections.append(Rejection(site.out, leftover_reason.get(site.out, "no sibling left to fuse with")))
+    return regions, rejections
+
+
+def _apply_min_parts(regions: list[Region], min_parts: int,
+                     order: dict[fx.Node, int]) -> tuple[list[Region], list[str]]:
+    """The regions with at least ``min_parts`` parts, in graph order, and a skip note for each other one."""
+    kept = [r for r in regions if len(r.weight_parts) >= min_parts]
+    skipped = [f"{r.describe()}: fewer than min_parts={min_parts} parts"
+               for r in regions if len(r.weight_parts) < min_parts]
+    kept.sort(key=lambda r: min(order[s.out] for s in r.sites))
+    return kept, skipped
 
 
 def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: int = 2,
@@ -215,78 +338,17 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     """
     state = GraphState(graph, torch.is_grad_enabled() if entry_grad_mode is None else entry_grad_mode,
                        entry_autocast)
-    order = state.order
-
-    rejections: list[Rejection] = []
-    skipped: list[str] = []
-    all_sites = find_linear_sites(graph)
+    sites = find_linear_sites(graph)
     by_input: dict[fx.Node, list[LinearSite]] = {}
-    for site in all_sites:
+    for site in sites:
         by_input.setdefault(site.input, []).append(site)
 
-    valid: list[LinearSite] = []
-    for site in all_sites:
-        has_cat = is_cat(site.weight) or is_cat(site.bias)
-        has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
-        if not (has_cat or has_siblings):
-            continue  # a plain linear: not a candidate
-        x = node_tensor(site.input)
-        autocast = state.autocast_at(site.out, x.device.type) if x is not None else None
-        reason = analyze_site(site, autocast)
-        if reason is None:
-            barrier = state.barrier(_moved_nodes(site), site.out)
-            if barrier is not None:
-                reason = f"{barrier.reason} lies between the concatenation and the linear"
-        if reason is not None:
-            rejections.append(Rejection(site.out, reason))
-            continue
-        site.autocast = None if autocast is None or x is None else (x.device.type, autocast)
-        site.grad_mode = state.grad_mode_at(site.out)
-        valid.append(site)
-
+    valid, rejections = _valid_candidates(sites, by_input, state, horizontal_fusion)
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
-    fused: set[fx.Node] = set()
     if horizontal_fusion:
-        for inp in by_input:
-            ok = [s for s in valid if s.input is inp]
-            for with_bias in (False, True):
-                members = sorted((s for s in ok if (s.bias is not None) == with_bias), key=lambda s: order[s.out])
-                if len(members) < 2:
-                    if members and len(ok) > len(members):
-                        leftover_reason[members[0].out] = (
-                            f"sibling linears on input {inp.name!r} mix bias and no bias; "
-                            "fused only among equals and no equal is left")
-                    continue
-                anchor = members[0].out
-                accepted = [members[0]]
-                for site in members[1:]:
-                    late = [n for n in _operands(site) if order[n] >= order[anchor]]
-                    if late:
-                        leftover_reason[site.out] = (
-                            f"operand {late[0].name!r} is defined after sibling {anchor.name!r}; "
-                            "fusing would need reordering")
-                    elif (barrier := state.barrier(_moved_nodes(site), anchor)) is not None:
-                        leftover_reason[site.out] = (
-                            f"{barrier.reason} lies between it and sibling {anchor.name!r}")
-                    else:
-                        accepted.append(site)
-                if len(accepted) >= 2:
-                    regions.append(Region(accepted))
-                    fused.update(s.out for s in accepted)
-    for site in valid:
-        if site.out in fused:
-            continue
-        if site.from_cat:
-            regions.append(Region([site]))
-        else:
-            rejections.append(Rejection(site.out, leftover_reason.get(site.out, "no sibling left to fuse with")))
-
-    kept: list[Region] = []
-    for region in regions:
-        if len(region.weight_parts) < min_parts:
-            skipped.append(f"{region.describe()}: fewer than min_parts={min_parts} parts")
-            continue
-        kept.append(region)
-    kept.sort(key=lambda r: min(order[s.out] for s in r.sites))
-    return Plan(kept, rejections, skipped)
+        regions, leftover_reason = _horizontal_regions(valid, list(by_input), state)
+    fused = {s.out for r in regions for s in r.sites}
+    vertical, unfused = _unfused_sites(valid, fused, leftover_reason)
+    kept, skipped = _apply_min_parts(regions + vertical, min_parts, state.order)
+    return Plan(kept, rejections + unfused, skipped)

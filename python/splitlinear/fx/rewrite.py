@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -70,7 +71,126 @@ def _resolve_replaced(region: Region, replaced: dict[fx.Node, fx.Node]) -> None:
 
 
 def _identity(value: Any) -> Any:
+    """A saved-tensor hook that keeps the tensor."""
     return value
+
+
+@dataclasses.dataclass
+class _Examples:
+    """Example values of the nodes a rewrite adds (fake tensors under a fake mode)."""
+
+    out: Any  #: the op call's output
+    weights: list[Any]  #: the weight parts passed to it (row blocks narrowed)
+    biases: list[Any] | None  #: the bias parts, or ``None``
+    narrows: list[Any]  #: each site's column block of ``out``
+    dense: list[Any]  #: ``.contiguous()`` of each of ``narrows``
+
+
+def _ref_value(ref: PartRef) -> Any:
+    """The example value of a part: its node's, narrowed to its row block."""
+    value = node_value(ref.node)
+    return value if ref.start is None else value.narrow(0, ref.start, ref.length)
+
+
+@contextlib.contextmanager
+def _propagation_context(fake_mode: Any, autocast: tuple[str, torch.dtype] | None) -> Iterator[None]:
+    """The state fake propagation runs in: the graph's fake mode, the site's autocast state, identity hooks."""
+    ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
+    # The op's Autocast kernel decides the dtype: run it in the site's autocast state.
+    amp = torch.autocast(autocast[0], dtype=autocast[1]) if autocast is not None else contextlib.nullcontext()
+    # Identity saved-tensor hooks: the call records autograd state on fake
+    # tensors, and must not reach hooks the user's code installed around
+    # the compile (non-reentrant activation checkpointing counts saved
+    # tensors; compile-time ones would break its forward/recompute match).
+    with ctx, amp, torch.autograd.graph.saved_tensors_hooks(_identity, _identity):
+        yield
+
+
+def _propagate(region: Region, linear_fn: LinearFn) -> _Examples:
+    """Run ``linear_fn`` on the region's example values, as the rewritten graph will.
+
+    Raises:
+        RuntimeError: the call failed (the graph is untouched).
+    """
+    w_refs, b_refs = region.weight_parts, region.bias_parts
+    x_value = node_value(region.input)
+    fake_mode = _fake_mode([x_value] + [node_value(r.node) for r in w_refs])
+    try:
+        with _propagation_context(fake_mode, region.sites[0].autocast):
+            w_vals = [_ref_value(r) for r in w_refs]
+            b_vals = None if b_refs is None else [_ref_value(r) for r in b_refs]
+            out_val = linear_fn(x_value, w_vals, b_vals)
+            offsets = itertools.accumulate((s.out_features for s in region.sites), initial=0)
+            narrows = [out_val.narrow(-1, off, s.out_features) for off, s in zip(offsets, region.sites)]
+            return _Examples(out_val, w_vals, b_vals, narrows, [v.contiguous() for v in narrows])
+    except Exception as exc:  # noqa: BLE001 - any failure means "do not rewrite"
+        raise RuntimeError(f"fake propagation of {region.describe()} through the op failed: {exc}") from exc
+
+
+def _check_like_sites(region: Region, narrows: Sequence[Any]) -> None:
+    """Refuse a replacement whose dtype or shape differs from its site's (the plan misjudged the site).
+
+    Raises:
+        RuntimeError: naming the site, the op's dtype and shape and the original's.
+    """
+    for site, value in zip(region.sites, narrows):
+        old = node_tensor(site.out)
+        if old is not None and (old.dtype != value.dtype or len(old.shape) != len(value.shape)
+                                or any(static_int(a) != static_int(b) for a, b in zip(old.shape, value.shape))):
+            raise RuntimeError(
+                f"the op would give {site.out.name!r} dtype {value.dtype} and shape {tuple(value.shape)}, "
+                f"but the original has {old.dtype} and {tuple(old.shape)}")
+
+
+def _emit_call(graph: fx.Graph, region: Region, linear_fn: LinearFn, example: _Examples,
+               anchor: fx.Node) -> fx.Node:
+    """Insert the op call (and ``torch.narrow`` nodes for row-block parts) at the insertion point."""
+
+    def emit_ref(ref: PartRef, value: Any) -> fx.Node:
+        if ref.start is None:
+            return ref.node
+        n = graph.call_function(torch.narrow, (ref.node, 0, ref.start, ref.length))
+        n.meta["example_value"] = value
+        return n
+
+    w_nodes = [emit_ref(r, v) for r, v in zip(region.weight_parts, example.weights)]
+    b_nodes = (None if region.bias_parts is None or example.biases is None
+               else [emit_ref(r, v) for r, v in zip(region.bias_parts, example.biases)])
+    call = graph.call_function(linear_fn, (region.input, w_nodes, b_nodes))
+    call.meta["example_value"] = example.out
+    _copy_meta(anchor, call)
+    return call
+
+
+def _redirect_sites(graph: fx.Graph, region: Region, call: fx.Node, example: _Examples,
+                    replaced: dict[fx.Node, fx.Node]) -> None:
+    """Point each site's users at its column block of ``call`` (dense where strides are observable)."""
+    offset = 0
+    for i, site in enumerate(region.sites):
+        if len(region.sites) == 1:
+            replacement = call
+        else:
+            replacement = graph.call_function(torch.narrow, (call, -1, offset, site.out_features))
+            replacement.meta["example_value"] = example.narrows[i]
+            _copy_meta(site.out, replacement)
+            if _needs_contiguous(site.out):
+                dense = graph.call_method("contiguous", (replacement,))
+                dense.meta["example_value"] = example.dense[i]
+                _copy_meta(site.out, dense)
+                replacement = dense
+        offset += site.out_features
+        site.out.replace_all_uses_with(replacement)
+        replaced[site.out] = replacement
+
+
+def _erase_dead(graph: fx.Graph, region: Region) -> None:
+    """Erase the sites' outputs, intermediates and bypassed ``torch.cat`` nodes that nothing uses now."""
+    erased: set[fx.Node] = set()
+    for site in region.sites:
+        for node in [site.out, *reversed(site.intermediates), *site.bypassed]:
+            if node not in erased and not node.users and node.op not in ("placeholder", "output"):
+                graph.erase_node(node)
+                erased.add(node)
 
 
 def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
@@ -89,7 +209,8 @@ def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
             (chained split linears) is redirected.
 
     Raises:
-        RuntimeError: fake propagation through ``linear_fn`` failed.
+        RuntimeError: fake propagation through ``linear_fn`` failed, or would
+            change a site's dtype or shape.
     """
     if replaced is None:
         replaced = {}
@@ -97,84 +218,10 @@ def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
     graph = gm.graph
     order = {n: i for i, n in enumerate(graph.nodes)}
     anchor = min((s.out for s in region.sites), key=lambda n: order[n])
-    w_refs, b_refs = region.weight_parts, region.bias_parts
-
-    # Fake propagation first: validates the call before touching the graph.
-    def ref_value(ref: PartRef) -> Any:
-        value = node_value(ref.node)
-        return value if ref.start is None else value.narrow(0, ref.start, ref.length)
-
-    x_value = node_value(region.input)
-    fake_mode = _fake_mode([x_value] + [node_value(r.node) for r in w_refs])
-    example: dict[str, Any] = {}
-    autocast = region.sites[0].autocast
-    try:
-        ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
-        # The op's Autocast kernel decides the dtype: run it in the site's autocast state.
-        amp = (torch.autocast(autocast[0], dtype=autocast[1]) if autocast is not None
-               else contextlib.nullcontext())
-        # Identity saved-tensor hooks: the call records autograd state on fake
-        # tensors, and must not reach hooks the user's code installed around
-        # the compile (non-reentrant activation checkpointing counts saved
-        # tensors; compile-time ones would break its forward/recompute match).
-        with ctx, amp, torch.autograd.graph.saved_tensors_hooks(_identity, _identity):
-            w_vals = [ref_value(r) for r in w_refs]
-            b_vals = None if b_refs is None else [ref_value(r) for r in b_refs]
-            out_val = linear_fn(x_value, w_vals, b_vals)
-            example["out"] = out_val
-            example["w"], example["b"] = w_vals, b_vals
-            offset = 0
-            narrows = []
-            for site in region.sites:
-                narrows.append(out_val.narrow(-1, offset, site.out_features))
-                offset += site.out_features
-            example["narrow"] = narrows
-            example["contig"] = [v.contiguous() for v in narrows]
-    except Exception as exc:  # noqa: BLE001 - any failure means "do not rewrite"
-        raise RuntimeError(f"fake propagation of {region.describe()} through the op failed: {exc}") from exc
-    # The replacement must have each site's shape and dtype; anything else
-    # means the plan misjudged the site (never rewrite into different numbers).
-    for site, value in zip(region.sites, example["narrow"]):
-        old = node_tensor(site.out)
-        if old is not None and (old.dtype != value.dtype or len(old.shape) != len(value.shape)
-                                or any(static_int(a) != static_int(b) for a, b in zip(old.shape, value.shape))):
-            raise RuntimeError(
-                f"the op would give {site.out.name!r} dtype {value.dtype} and shape {tuple(value.shape)}, "
-                f"but the original has {old.dtype} and {tuple(old.shape)}")
-
+    # Fake propagation and checks first: a failure leaves the graph untouched.
+    example = _propagate(region, linear_fn)
+    _check_like_sites(region, example.narrows)
     with graph.inserting_before(anchor):
-        def emit_ref(ref: PartRef, value: Any) -> fx.Node:
-            if ref.start is None:
-                return ref.node
-            n = graph.call_function(torch.narrow, (ref.node, 0, ref.start, ref.length))
-            n.meta["example_value"] = value
-            return n
-
-        w_nodes = [emit_ref(r, v) for r, v in zip(w_refs, example["w"])]
-        b_nodes = None if b_refs is None else [emit_ref(r, v) for r, v in zip(b_refs, example["b"])]
-        call = graph.call_function(linear_fn, (region.input, w_nodes, b_nodes))
-        call.meta["example_value"] = example["out"]
-        _copy_meta(anchor, call)
-        offset = 0
-        for i, site in enumerate(region.sites):
-            if len(region.sites) == 1:
-                replacement = call
-            else:
-                replacement = graph.call_function(torch.narrow, (call, -1, offset, site.out_features))
-                replacement.meta["example_value"] = example["narrow"][i]
-                _copy_meta(site.out, replacement)
-                if _needs_contiguous(site.out):
-                    dense = graph.call_method("contiguous", (replacement,))
-                    dense.meta["example_value"] = example["contig"][i]
-                    _copy_meta(site.out, dense)
-                    replacement = dense
-            offset += site.out_features
-            site.out.replace_all_uses_with(replacement)
-            replaced[site.out] = replacement
-
-    erased: set[fx.Node] = set()
-    for site in region.sites:
-        for node in [site.out, *reversed(site.intermediates), *site.bypassed]:
-            if node not in erased and not node.users and node.op not in ("placeholder", "output"):
-                graph.erase_node(node)
-                erased.add(node)
+        call = _emit_call(graph, region, linear_fn, example, anchor)
+        _redirect_sites(graph, region, call, example, replaced)
+    _erase_dead(graph, region)
