@@ -217,7 +217,7 @@ def _moved_nodes(site: LinearSite) -> list[fx.Node]:
 
 
 def _check_candidate(site: LinearSite, state: GraphState) -> str | None:
-    """Check one candidate (its operands, then barriers); on success record its autocast state."""
+    """Check one candidate (its operands, then barriers); on success record its autocast state and grad mode."""
     x = node_tensor(site.input)
     autocast = state.autocast_at(site.out, x.device.type) if x is not None else None
     reason = analyze_site(site, autocast)
