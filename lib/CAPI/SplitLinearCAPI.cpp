@@ -146,6 +146,15 @@ FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
     spec.dumpDir = c.dump_dir;
   return spec;
 }
+/// toKernelSpec, with the reason of a failure stored in `*error`.
+FailureOr<splitlinear::KernelSpec> kernelSpecOrError(const SlinKernelSpec &c,
+                                                     char **error) {
+  std::string text;
+  FailureOr<splitlinear::KernelSpec> spec = toKernelSpec(c, text);
+  if (failed(spec))
+    setError(error, text);
+  return spec;
+}
 } // namespace
 
 extern "C" {
@@ -230,12 +239,10 @@ char *slinKernelBuildIR(const SlinKernelSpec *spec, char **error) {
     setError(error, "slinKernelBuildIR: spec is NULL");
     return nullptr;
   }
-  std::string text;
-  FailureOr<splitlinear::KernelSpec> cxxSpec = toKernelSpec(*spec, text);
-  if (failed(cxxSpec)) {
-    setError(error, text);
+  FailureOr<splitlinear::KernelSpec> cxxSpec = kernelSpecOrError(*spec, error);
+  if (failed(cxxSpec))
     return nullptr;
-  }
+  std::string text;
   auto built = splitlinear::buildKernel(*cxxSpec, text);
   splitlinear::OwnedModule *kernel = valueOrError(built, text, error);
   return kernel ? copyString(splitlinear::printModule(*kernel->module))
@@ -248,12 +255,10 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
     setError(error, "slinKernelCompile: spec or entry is NULL");
     return nullptr;
   }
-  std::string text;
-  FailureOr<splitlinear::KernelSpec> cxxSpec = toKernelSpec(*spec, text);
-  if (failed(cxxSpec)) {
-    setError(error, text);
+  FailureOr<splitlinear::KernelSpec> cxxSpec = kernelSpecOrError(*spec, error);
+  if (failed(cxxSpec))
     return nullptr;
-  }
+  std::string text;
   auto compiled = splitlinear::compileKernel(*cxxSpec, text);
   splitlinear::CompiledKernel *kernel = valueOrError(compiled, text, error);
   if (!kernel)

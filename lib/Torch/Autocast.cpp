@@ -5,7 +5,8 @@
 // the input, every weight part and every bias part that is a floating-point
 // tensor of the autocast device, other than float64, is cast to the autocast
 // dtype (`torch.get_autocast_dtype(device)`, bfloat16 or float16), then the op
-// runs with autocast excluded. The casts go through the dispatcher, so
+// runs with autocast excluded. `autocastComputeDtype` (KernelPlan.h) states
+// the same rule for the input, for `precompile`. The casts go through the dispatcher, so
 // autograd records them and gradients reach float32 Parameters in float32;
 // `cached_cast` reuses the cast of a leaf Parameter within one autocast
 // region, as `F.linear` does. The backward ops need no kernel here: backward
