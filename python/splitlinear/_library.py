@@ -22,8 +22,9 @@ _lock = threading.Lock()
 _loaded_from: Path | None = None
 _loaded_digest: str | None = None
 
-#: The ops' Python face: the wrapper in the graph and the fake kernels tracing runs.
-_OP_SOURCES = ("ops.py", "_fake.py")
+#: The ops' Python face: the wrapper in the graph, the fake kernels tracing runs and the dtype
+#: list they check against.
+_OP_SOURCES = ("ops.py", "_fake.py", "_dtypes.py")
 
 
 def candidate_dirs() -> list[Path]:
@@ -91,11 +92,13 @@ def build_id() -> str:
     """The identity of the op library's build, loading it if needed.
 
     A string naming splitlinear's version, torch's version and C++11 ABI, and
-    the SHA-256 of the loaded ``libsplitlinear_torch.so`` with ``ops.py`` and
-    ``_fake.py`` (hashed once per process, when loaded). The library's Autograd
-    and Autocast kernels and the fake kernels run when a graph is traced, so a
-    compiled graph is only valid for this build: the backend's compiles key
-    their caches on it (:mod:`splitlinear._cache_key`).
+    the SHA-256 of the loaded ``libsplitlinear_torch.so`` with ``ops.py``,
+    ``_fake.py`` and ``_dtypes.py`` (hashed once per process, when loaded). The
+    library's Autograd and Autocast kernels and the fake kernels run when a
+    graph is traced, so a compiled graph is only valid for this build: the
+    backend's compiles key their caches on it (:mod:`splitlinear._cache_key`).
+    ``libsplitlinear_c.so`` and ``libsplitlinear_runtime.so`` are not hashed:
+    they run when the op is called, and a compiled graph holds only that call.
 
     Raises:
         RuntimeError: the op library is not found (see :func:`load_library`).
