@@ -254,6 +254,10 @@ def test_precompile_then_no_compile_at_first_call(op, device: str) -> None:
         op.precompile(torch.float32, device, 0, False, False)
     with pytest.raises(RuntimeError, match="dtype Int is not supported"):
         op.precompile(torch.int32, device, 2, False, False)
+    with pytest.raises(RuntimeError, match="requires_grad has 1 flags but the signature has 5 tensor inputs"):
+        op.precompile(torch.float32, device, 2, True, True, requires_grad=[True])
+    with pytest.raises(RuntimeError, match="autocast_dtype Int is not supported"):
+        op.precompile(torch.float32, device, 2, True, True, autocast_dtype=torch.int32)
 
 
 def test_output_out_of_memory(op, device: str) -> None:
