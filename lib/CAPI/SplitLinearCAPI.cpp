@@ -110,12 +110,8 @@ FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
     return failure();
   }
   spec.dtype = *dtype;
+  // A part count below 1 converts to no parts: buildKernelModule names it.
   if (spec.kind != KernelKind::Wgrad) {
-    if (c.num_parts < 1) {
-      error = "a kernel needs at least one weight part, got " +
-              std::to_string(c.num_parts);
-      return failure();
-    }
     auto parts = dtypesOf(c.part_dtypes, c.num_parts, *dtype, "part", error);
     if (failed(parts))
       return failure();

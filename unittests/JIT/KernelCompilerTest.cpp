@@ -28,8 +28,14 @@ namespace {
 
 /// An FPROP spec over f32 with `parts` weight parts and their bias parts.
 KernelSpec fpropSpec(int64_t parts) {
-  return KernelSpec::uniform(KernelKind::Fprop, SLINRT_F32, parts,
-                             /*hasBias=*/true, slin::RuntimeTarget::cpu);
+  KernelSpec spec;
+  spec.kind = KernelKind::Fprop;
+  spec.dtype = SLINRT_F32;
+  spec.weightPartDtypes.assign(parts, SLINRT_F32);
+  spec.hasBias = true;
+  spec.biasPartDtypes.assign(parts, SLINRT_F32);
+  spec.target = slin::RuntimeTarget::cpu;
+  return spec;
 }
 
 /// Random operands of `y[M, N] = x[M, K] · concat(w_0, w_1, w_2)ᵀ +
@@ -129,35 +135,33 @@ TEST(KernelCompilerTest, InvalidSpecFailsWithItsReason) {
   EXPECT_NE(error.find("a kernel needs at least one weight part, got 0"),
             std::string::npos)
       << error;
-  KernelSpec misaligned = fpropSpec(2);
-  misaligned.viewAlignmentBytes = 12;
-  error.clear();
-  EXPECT_TRUE(failed(buildKernel(misaligned, error)));
-  EXPECT_NE(error.find("alignment must be a positive power of two, got 12"),
-            std::string::npos)
-      << error;
-  KernelSpec biasCount = fpropSpec(2);
-  biasCount.biasPartDtypes.pop_back();
-  error.clear();
-  EXPECT_TRUE(failed(buildKernel(biasCount, error)));
-  EXPECT_NE(error.find("1 bias part dtypes given, expected 2"),
-            std::string::npos)
-      << error;
-  KernelSpec wgradParts = fpropSpec(1);
-  wgradParts.kind = KernelKind::Wgrad;
-  wgradParts.biasPartDtypes.clear();
-  error.clear();
-  EXPECT_TRUE(failed(buildKernel(wgradParts, error)));
-  EXPECT_NE(error.find("a wgrad kernel takes no weight parts, got 1"),
-            std::string::npos)
-      << error;
-  KernelSpec dgradBias = fpropSpec(1);
-  dgradBias.kind = KernelKind::Dgrad;
-  dgradBias.biasPartDtypes.clear();
-  error.clear();
-  EXPECT_TRUE(failed(buildKernel(dgradBias, error)));
-  EXPECT_NE(error.find("a dgrad kernel has no bias"), std::string::npos)
-      << error;
+  // Each case breaks one rule of the spec; buildKernel names it.
+  struct {
+    void (*breakSpec)(KernelSpec &);
+    const char *reason;
+  } cases[] = {
+      {[](KernelSpec &s) { s.viewAlignmentBytes = 12; },
+       "alignment must be a positive power of two, got 12"},
+      {[](KernelSpec &s) { s.biasPartDtypes.pop_back(); },
+       "1 bias part dtypes given, expected 2"},
+      {[](KernelSpec &s) {
+         s.kind = KernelKind::Wgrad;
+         s.biasPartDtypes.clear();
+       },
+       "a wgrad kernel takes no weight parts, got 2"},
+      {[](KernelSpec &s) {
+         s.kind = KernelKind::Dgrad;
+         s.biasPartDtypes.clear();
+       },
+       "a dgrad kernel has no bias"},
+  };
+  for (const auto &c : cases) {
+    KernelSpec spec = fpropSpec(2);
+    c.breakSpec(spec);
+    error.clear();
+    EXPECT_TRUE(failed(buildKernel(spec, error))) << c.reason;
+    EXPECT_NE(error.find(c.reason), std::string::npos) << error;
+  }
 }
 
 /// With a dump directory, compileKernel writes the kernel IR (after the

@@ -59,21 +59,6 @@ struct KernelSpec {
   int64_t numWeightParts() const {
     return static_cast<int64_t>(weightPartDtypes.size());
   }
-
-  /// A spec whose every weight (and bias) part has the element type `dtype`.
-  static KernelSpec uniform(KernelKind kind, slinrt_dtype dtype,
-                            int64_t numWeightParts, bool hasBias,
-                            mlir::slin::RuntimeTarget target) {
-    KernelSpec spec;
-    spec.kind = kind;
-    spec.dtype = dtype;
-    spec.weightPartDtypes.assign(numWeightParts, dtype);
-    spec.hasBias = hasBias;
-    if (kind == KernelKind::Fprop && hasBias)
-      spec.biasPartDtypes.assign(numWeightParts, dtype);
-    spec.target = target;
-    return spec;
-  }
 };
 
 } // namespace splitlinear
