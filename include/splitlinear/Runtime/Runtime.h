@@ -47,7 +47,34 @@ typedef enum slinrt_dtype {
   SLINRT_F16 = 1,
   SLINRT_BF16 = 2,
   SLINRT_F64 = 3,
+  /// FP8 storage types (one byte; OCP e4m3 "fn": finite, max 448; e5m2: max
+  /// 57344). Only the scaled GEMM, the FP8 casts and same-type FP8 copies
+  /// take them; the entry points of the four types above do not.
+  SLINRT_F8E4M3FN = 4,
+  SLINRT_F8E5M2 = 5,
 } slinrt_dtype;
+
+/// How a scaled (FP8) GEMM applies its dequantization factors (scale_inv).
+typedef enum slinrt_scaling {
+  /// scaleA and scaleB hold one float each (cuBLASLt SCALAR_32F).
+  SLINRT_SCALING_TENSORWISE = 0,
+  /// scaleA holds M floats (one per row of A, i.e. per row of D) and scaleB
+  /// N floats (one per row of B, i.e. per column of D): cuBLASLt
+  /// OUTER_VEC_32F on both sides. Split weights use this with each part's
+  /// scale spread over that part's rows.
+  SLINRT_SCALING_OUTER_VECTOR = 1,
+} slinrt_scaling;
+
+/// Which amax a quantization takes (slinrt_quantize_fp8).
+typedef enum slinrt_quant_axis {
+  /// One amax and one scale for the whole tensor (two launches: amax, cast).
+  SLINRT_QUANT_TENSOR = 0,
+  /// One per row of x [M, K]: scaleInv has M entries (one launch).
+  SLINRT_QUANT_ROWS = 1,
+  /// One per column of x [M, K]: scaleInv has K entries. Used with `outT`
+  /// for GEMMs that contract over M (wgrad).
+  SLINRT_QUANT_COLS = 2,
+} slinrt_quant_axis;
 
 /// GEMM epilogues, numbered as `#slin.epilogue` encodes them.
 typedef enum slinrt_epilogue {
@@ -206,9 +233,68 @@ typedef struct slinrt_counters {
   int64_t copies;           ///< copy2d / copy1d calls completed
   int64_t allocs;           ///< successful non-empty allocations
   int64_t copies_2d;        ///< the copy2d calls among `copies` (weights)
+  int64_t scaled_gemms;     ///< scaled (FP8) GEMM entry calls completed
+  int64_t quantizations;    ///< FP8 amax / cast calls completed
 } slinrt_counters;
 /// A snapshot of the context's counters.
 SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx);
+
+//===----------------------------------------------------------------------===//
+// FP8 quantization (called by the host library, not from IR).
+//===----------------------------------------------------------------------===//
+//
+// Conventions (the TransformerEngine / torchao terms): for an FP8 type of
+// largest finite value `fp8_max` (448 for e4m3fn, 57344 for e5m2) and an
+// amax `a` (fp32), `scale = a > 0 ? fp8_max / a : 1` (fp32 division, IEEE,
+// no fast math; an inf or NaN amax propagates), the FP8 value is
+// `cast(x * scale)` rounded to nearest even and saturated to ±fp8_max (NaN
+// stays NaN), and `scale_inv = 1 / scale` (fp32) is the dequantization
+// factor a scaled GEMM takes: x ≈ scale_inv · x8. A CPU context computes
+// the same values bit for bit. On CUDA every function runs asynchronously
+// on the context's stream, never synchronizes with the host and allocates
+// nothing, so it may be captured in a CUDA graph. Pointer arguments
+// (`amax`, `scaleInv`, `out`, ...) are device memory on CUDA and host
+// memory on CPU; 2-D inputs are descriptors of their `src` dtype with unit
+// column stride (any row stride). FP8 outputs are dense row-major. Errors
+// (a dtype outside the lists, a layout, a NULL required pointer) are
+// recorded in the context as SLINRT_ERROR_INVALID_ARGUMENT.
+
+/// amax[i] = max |parts[i]| (fp32) for each of `numParts` 2-D parts of
+/// dtype `src` (f32, f16 or bf16), in one launch. An empty part gives 0.
+SLINRT_EXPORT void slinrt_amax_parts(slinrt_context *ctx, slinrt_dtype src,
+                                     int64_t numParts,
+                                     const slinrt_memref2d *parts,
+                                     float *amax);
+
+/// Quantizes `numParts` 2-D parts [N_i, K] of dtype `src` into one FP8
+/// buffer of `dst` (SLINRT_F8E4M3FN or SLINRT_F8E5M2), each part with its
+/// own scale computed from `amax[i]` (as slinrt_amax_parts writes it):
+/// `out` [ΣN_i, K] (row stride K) receives part i at rows off_i .. off_i+N_i;
+/// `outT` (may be NULL) receives the transpose [K, ΣN_i] (row stride ΣN_i),
+/// the K-major copy that Hopper's TN-only FP8 GEMM needs for dgrad.
+/// `scaleInv` (may be NULL) gets numParts entries, `rowScaleInv` (may be
+/// NULL) ΣN_i entries: the scale_inv of the part each row belongs to (the
+/// spread vector of SLINRT_SCALING_OUTER_VECTOR).
+SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
+                                         slinrt_dtype dst, int64_t numParts,
+                                         const slinrt_memref2d *parts,
+                                         const float *amax, void *out,
+                                         void *outT, float *scaleInv,
+                                         float *rowScaleInv);
+
+/// Quantizes x [M, K] of dtype `src` (f32, f16, bf16) to `dst` with amax
+/// taken along `axis`. With `colScale` (K floats, may be NULL) the value
+/// quantized is x[m, k] · colScale[k] (dgrad folds the weight parts'
+/// scale_inv into dy's columns this way). Writes `amax` (may be NULL) and
+/// `scaleInv` (required): 1 entry (SLINRT_QUANT_TENSOR), M (ROWS) or K
+/// (COLS); `out` [M, K] (may be NULL) and `outT` [K, M] (may be NULL; its
+/// rows are x's columns). Tensorwise takes two launches and uses `amax`
+/// as its scratch, so `amax` is required there.
+SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
+                                       slinrt_dtype dst, slinrt_quant_axis axis,
+                                       const slinrt_memref2d *x,
+                                       const float *colScale, float *amax,
+                                       float *scaleInv, void *out, void *outT);
 
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).
@@ -232,10 +318,36 @@ SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx)
 //     Accumulation is fp32 for f32/f16/bf16 (TF32 on CUDA if allowed) and
 //     fp64 for f64; f16/bf16 results are rounded to nearest even.
 //
+//   void _mlir_ciface_slinrt_TGT_scaled_gemm_T(slinrt_context *ctx,
+//       slinrt_memref2d *A, slinrt_memref2d *B, slinrt_memref2d *D,
+//       slinrt_memref1d *scaleA, slinrt_memref1d *scaleB,
+//       slinrt_memref1d *bias, int32_t aDtype, int32_t bDtype,
+//       int32_t scaling, int32_t fastAccum);
+//     The FP8 GEMM, for T (D and bias) in {f32, f16, bf16}:
+//     D[m, n] = sA · sB · Σ_k A[m, k] · B[n, k] (+ bias[n]), with A [M, K]
+//     and B [N, K] FP8 (`aDtype` / `bDtype`: SLINRT_F8E4M3FN or
+//     SLINRT_F8E5M2; e5m2 × e5m2 is SLINRT_ERROR_UNSUPPORTED), both
+//     row-major with unit column stride (K-major: the TN layout Hopper
+//     requires), and sA / sB as `scaling` says: scaleA[0] / scaleB[0]
+//     (TENSORWISE) or scaleA[m] / scaleB[n] (OUTER_VECTOR), fp32 device
+//     vectors of stride 1. bias (N elements of T, stride 1) may be NULL or
+//     have size 0: no bias. `fastAccum` non-zero allows cuBLASLt's fast FP8
+//     accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM). On both targets N
+//     and K must be multiples of 16, row strides multiples of 16 elements
+//     and the first elements 16-byte aligned (M is free); otherwise
+//     SLINRT_ERROR_INVALID_ARGUMENT naming the operand. CUDA needs sm89+
+//     (SLINRT_ERROR_UNSUPPORTED below). The CPU target
+//     computes exactly: A and B are decoded (exact in fp32), multiplied by
+//     the context's fp32 GEMM, then D = round_T(sA · sB · acc + bias).
+//     M = 0 or N = 0 writes nothing; K = 0 writes the bias (or zeros).
+//
 //   void _mlir_ciface_slinrt_TGT_copy2d_S_T(slinrt_context *ctx,
 //       slinrt_memref2d *src, slinrt_memref2d *dst);
 //     dst[i,j] = convert<T>(src[i,j]); sizes must match (any strides).
-//     S and T range over the four dtypes (16 functions per target).
+//     S and T range over the four dtypes (16 functions per target), plus
+//     the same-type FP8 copies copy2d_f8e4m3fn_f8e4m3fn and
+//     copy2d_f8e5m2_f8e5m2 (and copy1d): the materializing concat of FP8
+//     weight parts (SLINRT_FP8_DTYPE).
 //     Narrowing rounds to nearest even, directly from the source value (f64 ->
 //     f16 is not rounded twice); NaN stays NaN, overflow gives inf.
 //
@@ -290,6 +402,26 @@ SLINRT_DECLARE_TARGET_(cuda)
   SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_copy1d_##S##_##T(                 \
       slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);        \
   SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_copy1d_##S##_##T(                \
+      slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);
+#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_scaled_gemm_##T(                  \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *scaleA, slinrt_memref1d *scaleB,    \
+      slinrt_memref1d *bias, int32_t aDtype, int32_t bDtype, int32_t scaling,  \
+      int32_t fastAccum);                                                      \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_scaled_gemm_##T(                 \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *scaleA, slinrt_memref1d *scaleB,    \
+      slinrt_memref1d *bias, int32_t aDtype, int32_t bDtype, int32_t scaling,  \
+      int32_t fastAccum);
+#define SLINRT_FP8_DTYPE(T, ENUM)                                              \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_copy2d_##T##_##T(                 \
+      slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_copy2d_##T##_##T(                \
+      slinrt_context *ctx, slinrt_memref2d *src, slinrt_memref2d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cpu_copy1d_##T##_##T(                 \
+      slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);        \
+  SLINRT_EXPORT void _mlir_ciface_slinrt_cuda_copy1d_##T##_##T(                \
       slinrt_context *ctx, slinrt_memref1d *src, slinrt_memref1d *dst);
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
 
