@@ -75,6 +75,10 @@ typedef enum SlinKernelKind {
   SLIN_KERNEL_DGRAD = 1,
   /// dw[N, K] = dyᵀ · x and, with has_bias, db[N] = Σ_m dy[m, :]
   SLIN_KERNEL_WGRAD = 2,
+  /// y[M, N] = sx · ŝ · (x8[M, K] · concat(w8_i[N_i, K])ᵀ) (+ concat(b_i)):
+  /// the FP8 GEMM over parts that keep their own scales (slin.scaled_linear;
+  /// sx and ŝ as the spec's `scaling` says, see slinrt_scaling)
+  SLIN_KERNEL_SCALED_FPROP = 3,
 } SlinKernelKind;
 
 /// The runtime a kernel is compiled for.
@@ -108,6 +112,11 @@ typedef struct SlinKernelSpec {
   const char *dump_dir;        /* slinKernelCompile writes the kernel IR and
                                   the IR after every pass here; NULL or "":
                                   nowhere */
+  /* SCALED_FPROP only (ignored otherwise); `dtype` is then the output's
+     type (f32, f16, bf16) and `part_dtypes` is required (FP8 types). */
+  int32_t input_dtype;         /* the FP8 slinrt_dtype of x8 */
+  int32_t scaling;             /* a slinrt_scaling */
+  int32_t fast_accum;          /* non-zero: fast FP8 accumulation allowed */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public
@@ -117,6 +126,9 @@ typedef struct SlinKernelSpec {
 ///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y   -> i32 (a SlinKernelPath)
 ///   DGRAD: dy, w_0..w_{n-1}, dx                 -> i32 (a SlinKernelPath)
 ///   WGRAD: dy, x, dw, [db]
+///   SCALED_FPROP: x8, sx, w8_0..w8_{n-1}, ŝ, [b_0..b_{n-1}], y
+///                                               -> i32 (a SlinKernelPath)
+///     (sx: [M] or [1] f32; ŝ: [ΣN_i] or [1] f32)
 /// Through the packed entry point, an FPROP/DGRAD kernel writes its path to
 /// the int32_t that the last element of `args` points to.
 /// Returns NULL with `*error` on an invalid spec.

@@ -79,12 +79,33 @@ at::Tensor linearAutocast(const at::Tensor &input, at::TensorList weight,
   return ops().linear.call(x, w, at::TensorList(b));
 }
 
+/// `fp8_linear` under autocast: the input and the bias parts are cast to
+/// the autocast dtype (the output's dtype), as for `linear`. The weight
+/// parts are not: they are quantized to FP8 from their own dtype (float32
+/// master weights read once, no bfloat16 copy), and their gradients come
+/// back in it.
+template <c10::DeviceType DeviceType>
+at::Tensor fp8LinearAutocast(const at::Tensor &input, at::TensorList weight,
+                             std::optional<at::TensorList> bias,
+                             c10::string_view recipe) {
+  c10::impl::ExcludeDispatchKeyGuard noAutocast(
+      at::autocast::get_autocast_dispatch_key_from_device_type(DeviceType));
+  at::ScalarType dtype = at::autocast::get_autocast_dtype(DeviceType);
+  at::Tensor x = at::autocast::cached_cast(dtype, input, DeviceType);
+  if (!bias)
+    return ops().fp8Linear.call(x, weight, std::nullopt, recipe);
+  std::vector<at::Tensor> b = at::autocast::cached_cast(dtype, *bias, DeviceType);
+  return ops().fp8Linear.call(x, weight, at::TensorList(b), recipe);
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(splitlinear, AutocastCPU, m) {
   m.impl("linear", &linearAutocast<c10::DeviceType::CPU>);
+  m.impl("fp8_linear", &fp8LinearAutocast<c10::DeviceType::CPU>);
 }
 
 TORCH_LIBRARY_IMPL(splitlinear, AutocastCUDA, m) {
   m.impl("linear", &linearAutocast<c10::DeviceType::CUDA>);
+  m.impl("fp8_linear", &fp8LinearAutocast<c10::DeviceType::CUDA>);
 }

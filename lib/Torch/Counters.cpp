@@ -27,12 +27,15 @@ c10::Dict<std::string, int64_t> splitlinear::runtimeCounters() {
   out.insert("dgrad_views", c.dgrad.views.load());
   out.insert("dgrad_cats", c.dgrad.cats.load());
   out.insert("dgrad_per_part_gemms", c.dgrad.perPartGemms.load());
+  out.insert("scaled_views", c.scaled.views.load());
+  out.insert("scaled_cats", c.scaled.cats.load());
+  out.insert("scaled_per_part_gemms", c.scaled.perPartGemms.load());
   return out;
 }
 
 void splitlinear::resetRuntimeCounters() {
   auto &c = counters();
-  for (PathCounters *paths : {&c.fprop, &c.dgrad}) {
+  for (PathCounters *paths : {&c.fprop, &c.dgrad, &c.scaled}) {
     paths->views = 0;
     paths->cats = 0;
     paths->perPartGemms = 0;

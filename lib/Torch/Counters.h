@@ -25,7 +25,9 @@ struct PathCounters {
 
 /// Counters of the op library (monotonic until reset).
 struct OpCounters {
-  PathCounters fprop, dgrad;
+  /// `scaled`: the FP8 GEMMs of scaled_linear (fp8_linear's forward, dgrad
+  /// and wgrad among them).
+  PathCounters fprop, dgrad, scaled;
   std::atomic<int64_t> compiles{0}, cacheHits{0}, evictions{0};
 };
 

@@ -13,20 +13,27 @@
 #include <list>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace splitlinear {
 
 bool KernelKey::operator==(const KernelKey &o) const {
   return kind == o.kind && dtype == o.dtype &&
          numWeightParts == o.numWeightParts && hasBias == o.hasBias &&
-         target == o.target;
+         target == o.target && inputFp8Dtype == o.inputFp8Dtype &&
+         weightFp8Dtype == o.weightFp8Dtype && scaling == o.scaling &&
+         fastAccum == o.fastAccum;
 }
 
 namespace {
 struct KeyHash {
   size_t operator()(const KernelKey &k) const {
-    size_t h = std::hash<int64_t>()(int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
-                                    int64_t(k.hasBias) << 16 ^ int64_t(k.target));
+    size_t h = std::hash<int64_t>()(
+        int64_t(k.kind) << 40 ^ int64_t(k.dtype) << 32 ^
+        int64_t(k.inputFp8Dtype & 0xff) << 24 ^
+        int64_t(k.weightFp8Dtype & 0xff) << 18 ^ int64_t(k.hasBias) << 16 ^
+        int64_t(k.scaling) << 8 ^ int64_t(k.fastAccum) << 4 ^
+        int64_t(k.target));
     return h * 1000003u ^ std::hash<int64_t>()(k.numWeightParts);
   }
 };
@@ -74,7 +81,14 @@ std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
   spec.kind = key.kind;
   spec.dtype = key.dtype;
   spec.num_parts = static_cast<int32_t>(key.numWeightParts);
-  spec.part_dtypes = nullptr; // every part has `dtype`
+  // Every part has `dtype`, except in SCALED_FPROP kernels (FP8 parts).
+  std::vector<int32_t> partDtypes;
+  if (key.kind == SLIN_KERNEL_SCALED_FPROP)
+    partDtypes.assign(key.numWeightParts, key.weightFp8Dtype);
+  spec.part_dtypes = partDtypes.empty() ? nullptr : partDtypes.data();
+  spec.input_dtype = key.inputFp8Dtype;
+  spec.scaling = key.scaling;
+  spec.fast_accum = key.fastAccum;
   spec.has_bias = key.hasBias;
   spec.bias_dtypes = nullptr;
   spec.target = key.target;

@@ -21,7 +21,8 @@ namespace splitlinear {
 
 /// The signature a kernel is compiled for. Dims are dynamic in the kernel,
 /// and every weight and bias part has the input's dtype (the op checks it;
-/// autocast casts first). Built by fpropKey, dgradKey and wgradKey
+/// autocast casts first), except in SCALED_FPROP kernels, whose weight parts
+/// are FP8. Built by fpropKey, dgradKey and wgradKey
 /// (KernelPlan.h).
 struct KernelKey {
   SlinKernelKind kind;
@@ -32,6 +33,14 @@ struct KernelKey {
   /// FPROP: the kernel reads bias parts; WGRAD: it writes the bias gradient.
   bool hasBias;
   SlinTarget target;
+  /// SCALED_FPROP only (`dtype` is then the output's, see SlinKernelSpec):
+  /// the FP8 slinrt_dtype of the input and of every weight part, the
+  /// slinrt_scaling and whether fast accumulation is allowed. -1 / 0
+  /// otherwise.
+  int32_t inputFp8Dtype = -1;
+  int32_t weightFp8Dtype = -1;
+  int32_t scaling = 0;
+  bool fastAccum = false;
   bool operator==(const KernelKey &other) const;
 };
 

@@ -30,28 +30,37 @@ int32_t splitlinear::dtypeCode(at::ScalarType type) {
   }
 }
 
-namespace {
+int32_t splitlinear::fp8DtypeCode(at::ScalarType type) {
+  switch (type) {
+  case at::kFloat8_e4m3fn:
+    return SLINRT_F8E4M3FN;
+  case at::kFloat8_e5m2:
+    return SLINRT_F8E5M2;
+  default:
+    return -1;
+  }
+}
 
+namespace {
 /// The storage base of `t` (so that views of one storage share it).
 void *storageBase(const at::Tensor &t) {
   if (!t.has_storage() || !t.storage().data())
     return nullptr;
   return const_cast<void *>(t.storage().data());
 }
+} // namespace
 
-slinrt_memref2d descriptor2d(const at::Tensor &t) {
+slinrt_memref2d splitlinear::descriptor2d(const at::Tensor &t) {
   void *base = storageBase(t);
   return {base, base, base ? t.storage_offset() : 0, {t.size(0), t.size(1)},
           {t.stride(0), t.stride(1)}};
 }
 
-slinrt_memref1d descriptor1d(const at::Tensor &t) {
+slinrt_memref1d splitlinear::descriptor1d(const at::Tensor &t) {
   void *base = storageBase(t);
   return {base, base, base ? t.storage_offset() : 0, {t.size(0)},
           {t.stride(0)}};
 }
-
-} // namespace
 
 at::Tensor splitlinear::gemmOperand(const at::Tensor &t) {
   int64_t rows = t.size(0), cols = t.size(1);

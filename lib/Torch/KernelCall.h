@@ -30,6 +30,15 @@ at::Tensor gemmOperand(const at::Tensor &t);
 /// layout a GEMM can read.
 at::Tensor flatten2d(const at::Tensor &t);
 
+/// The FP8 runtime dtype code of `type` (SLINRT_F8E4M3FN, SLINRT_F8E5M2),
+/// or -1 (dtypeCode answers -1 for both: the float ops take no FP8).
+int32_t fp8DtypeCode(at::ScalarType type);
+
+/// The strided memref descriptors of `t` over its storage (base pointer +
+/// storage offset), as kernels and runtime entry points take them.
+slinrt_memref2d descriptor2d(const at::Tensor &t);
+slinrt_memref1d descriptor1d(const at::Tensor &t);
+
 /// The arguments of one kernel call: descriptors over the tensors' storages
 /// (2-D and 1-D, in argument order), kept alive until the kernel has run.
 struct Call {

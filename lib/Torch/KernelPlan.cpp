@@ -36,6 +36,20 @@ KernelKey splitlinear::wgradKey(at::ScalarType dtype, at::Device device,
           targetOf(device)};
 }
 
+KernelKey splitlinear::scaledKey(at::ScalarType outDtype,
+                                 at::ScalarType inputDtype,
+                                 at::ScalarType weightDtype, at::Device device,
+                                 int64_t numParts, bool hasBias,
+                                 int32_t scaling, bool fastAccum) {
+  KernelKey key{SLIN_KERNEL_SCALED_FPROP, dtypeCode(outDtype), numParts,
+                hasBias, targetOf(device)};
+  key.inputFp8Dtype = fp8DtypeCode(inputDtype);
+  key.weightFp8Dtype = fp8DtypeCode(weightDtype);
+  key.scaling = scaling;
+  key.fastAccum = fastAccum;
+  return key;
+}
+
 bool GradNeeds::anyWeight() const {
   return std::find(weights.begin(), weights.end(), true) != weights.end();
 }

@@ -30,6 +30,14 @@ KernelKey dgradKey(at::ScalarType dtype, at::Device device, int64_t numParts);
 /// The kernel of `linear_wgrad`; `biasGradient`: it also writes db.
 KernelKey wgradKey(at::ScalarType dtype, at::Device device, bool biasGradient);
 
+/// The kernel of `scaled_linear`: output `outDtype`, FP8 input and weight
+/// types, `numParts` FP8 weight parts (and bias parts with `hasBias`),
+/// `scaling` (a slinrt_scaling), fast accumulation allowed or not.
+KernelKey scaledKey(at::ScalarType outDtype, at::ScalarType inputDtype,
+                    at::ScalarType weightDtype, at::Device device,
+                    int64_t numParts, bool hasBias, int32_t scaling,
+                    bool fastAccum);
+
 /// Which tensor inputs of one `linear` call need a gradient (requires_grad
 /// under grad mode).
 struct GradNeeds {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Counters.h"
+#include "Fp8Ops.h"
 #include "LinearOps.h"
 #include "Settings.h"
 
@@ -27,6 +28,16 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("reset_runtime_counters() -> ()", &resetRuntimeCounters);
   m.def("set_per_part_max_rows(int rows) -> int", &setPerPartMaxRows);
   m.def("cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor");
+  m.def("fp8_quantize(Tensor input, ScalarType dtype, str axis, "
+        "Tensor? col_scale=None, bool write_out=True, "
+        "bool write_transposed=False) -> (Tensor, Tensor, Tensor)");
+  m.def("fp8_cast_parts(Tensor[] parts, ScalarType dtype, "
+        "bool write_transposed=False) -> (Tensor, Tensor, Tensor, Tensor)");
+  m.def("scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight, "
+        "Tensor weight_scale_inv, Tensor[]? bias=None, "
+        "ScalarType out_dtype=torch.bfloat16, bool fast_accum=False) -> Tensor");
+  m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
+        "str recipe=\"tensorwise\") -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
@@ -34,6 +45,10 @@ TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
   m.impl("linear_dgrad", &splitlinear::linearDgrad);
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
   m.impl("cast_concat", &splitlinear::castConcat);
+  m.impl("fp8_quantize", &splitlinear::fp8Quantize);
+  m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
+  m.impl("scaled_linear", &splitlinear::scaledLinear);
+  m.impl("fp8_linear", &splitlinear::fp8Linear);
 }
 
 #ifdef SPLITLINEAR_TORCH_CUDA
@@ -42,5 +57,9 @@ TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) {
   m.impl("linear_dgrad", &splitlinear::linearDgrad);
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
   m.impl("cast_concat", &splitlinear::castConcat);
+  m.impl("fp8_quantize", &splitlinear::fp8Quantize);
+  m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
+  m.impl("scaled_linear", &splitlinear::scaledLinear);
+  m.impl("fp8_linear", &splitlinear::fp8Linear);
 }
 #endif

@@ -21,6 +21,10 @@ const OpHandles &splitlinear::ops() {
       typedOp<LinearSig>("splitlinear::linear"),
       typedOp<DgradSig>("splitlinear::linear_dgrad"),
       typedOp<WgradSig>("splitlinear::linear_wgrad"),
-      typedOp<CastConcatSig>("splitlinear::cast_concat")};
+      typedOp<CastConcatSig>("splitlinear::cast_concat"),
+      typedOp<Fp8QuantizeSig>("splitlinear::fp8_quantize"),
+      typedOp<Fp8CastPartsSig>("splitlinear::fp8_cast_parts"),
+      typedOp<ScaledLinearSig>("splitlinear::scaled_linear"),
+      typedOp<Fp8LinearSig>("splitlinear::fp8_linear")};
   return handles;
 }

@@ -24,14 +24,31 @@ using DgradSig = at::Tensor(const at::Tensor &, at::TensorList);
 using WgradSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
                                                     const at::Tensor &, bool);
 using CastConcatSig = at::Tensor(at::TensorList, at::ScalarType);
+using Fp8QuantizeSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
+    const at::Tensor &, at::ScalarType, c10::string_view,
+    const std::optional<at::Tensor> &, bool, bool);
+using Fp8CastPartsSig =
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+        at::TensorList, at::ScalarType, bool);
+using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
+                                   at::TensorList, const at::Tensor &,
+                                   std::optional<at::TensorList>,
+                                   at::ScalarType, bool);
+using Fp8LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
+                                std::optional<at::TensorList>,
+                                c10::string_view);
 
-/// The handles of `splitlinear::linear`, `linear_dgrad`, `linear_wgrad` and
-/// `cast_concat`.
+/// The handles of `splitlinear::linear`, `linear_dgrad`, `linear_wgrad`,
+/// `cast_concat` and the FP8 ops (Fp8Ops.h).
 struct OpHandles {
   c10::TypedOperatorHandle<LinearSig> linear;
   c10::TypedOperatorHandle<DgradSig> dgrad;
   c10::TypedOperatorHandle<WgradSig> wgrad;
   c10::TypedOperatorHandle<CastConcatSig> castConcat;
+  c10::TypedOperatorHandle<Fp8QuantizeSig> fp8Quantize;
+  c10::TypedOperatorHandle<Fp8CastPartsSig> fp8CastParts;
+  c10::TypedOperatorHandle<ScaledLinearSig> scaledLinear;
+  c10::TypedOperatorHandle<Fp8LinearSig> fp8Linear;
 };
 
 /// The handles, looked up at the first call (thread-safe). Raises c10::Error

@@ -1,0 +1,226 @@
+//===- Fp8Autograd.cpp - Autograd kernel of splitlinear.fp8_linear -*- C++ -*-===//
+//
+// The autograd formula of `fp8_linear`, in C++, composed of the dispatcher
+// ops of Fp8Ops.h (so that AOTAutograd traces it through their fake
+// kernels). With W = [W_1; ...; W_P], each part quantized with its own
+// scale_inv s_i, and ŝ the spread vector (ŝ_j = s_i for every row j of
+// part i), W = diag(ŝ) · W8. Then (../shared derivation, docs/Design.md
+// "FP8"):
+//
+//  * forward: y = sx · ŝ · (x8 · W8ᵀ): one GEMM, outer-vector scales.
+//  * dgrad: dx = dy · W = (dy · diag(ŝ)) · W8. The weight scales cannot be
+//    carried by outer-vector scales here (the GEMM contracts over N, across
+//    the parts), so they are folded into dy's columns before dy is
+//    quantized to e5m2: one GEMM with the transposed FP8 weight W8ᵀ [K, N]
+//    that the forward's cast wrote in the same pass.
+//  * wgrad: dW = dyᵀ · x, which does not involve the weight scales: one
+//    e5m2 × e4m3 GEMM over dy's and x's transposed FP8 copies (TN, K-major),
+//    or, for `rowwise_with_gw_hp`, the high-precision `linear_wgrad`. Each
+//    part's gradient is a row block of the one dW. A row count that is not a
+//    multiple of 16 is padded with zero columns, which add nothing.
+//
+// Scales per recipe: tensorwise: one per tensor (x, dy); rowwise: x and dy
+// per row for the forward and dgrad, per column (over the rows) for wgrad.
+// Weight parts always have one scale each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fp8Ops.h"
+#include "KernelPlan.h"
+#include "OpHandles.h"
+
+#include <ATen/ATen.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+using namespace splitlinear;
+
+namespace {
+
+constexpr const char *kOp = "splitlinear.fp8_linear";
+
+/// `t` [R, C] (FP8) with zero columns appended up to a multiple of 16 (the
+/// FP8 GEMM's contraction length). Zero bytes are +0 in both FP8 formats.
+at::Tensor padColumns(const at::Tensor &t) {
+  c10::SymInt cols = t.sym_size(1);
+  c10::SymInt pad = (16 - cols % 16) % 16;
+  if (pad == 0) // guards on the row count mod 16 under dynamic shapes
+    return t;
+  at::Tensor raw = t.view(at::kByte);
+  std::vector<c10::SymInt> padding{0, pad};
+  return at::constant_pad_nd_symint(raw, padding, 0).view(t.scalar_type());
+}
+
+class Fp8LinearFunction : public torch::autograd::Function<Fp8LinearFunction> {
+public:
+  /// `parts` holds the weight parts, then (when `hasBias`) the bias parts.
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
+                            const at::Tensor &input, at::TensorList parts,
+                            int64_t numWeights, bool hasBias,
+                            const std::string &recipeName) {
+    std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
+    std::optional<at::TensorList> bias;
+    if (hasBias)
+      bias = parts.slice(numWeights);
+    checkFp8LinearArgs(input, weight, bias, kOp);
+    Fp8Recipe recipe = parseFp8Recipe(recipeName, kOp);
+    bool rowwise = recipe != Fp8Recipe::Tensorwise;
+    bool needInput = input.requires_grad();
+    bool anyWeight = false;
+    std::vector<bool> needs{needInput};
+    std::vector<int64_t> rows;
+    for (int64_t i = 0; i < static_cast<int64_t>(parts.size()); ++i) {
+      needs.push_back(parts[i].requires_grad());
+      if (i < numWeights) {
+        anyWeight |= parts[i].requires_grad();
+        rows.push_back(parts[i].size(0));
+      }
+    }
+    at::AutoDispatchBelowADInplaceOrView guard;
+    const OpHandles &h = ops();
+    // Tensorwise wgrad reuses the forward's scale, so the transposed copy
+    // comes from the same pass.
+    bool xTransposed = anyWeight && recipe == Fp8Recipe::Tensorwise;
+    auto [x8, x8t, sx] =
+        h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
+                           rowwise ? "rows" : "tensor", std::nullopt,
+                           /*write_out=*/true, xTransposed);
+    auto [w8, w8t, partScaleInv, rowScaleInv] =
+        h.fp8CastParts.call(weight, at::kFloat8_e4m3fn, needInput);
+    std::vector<at::Tensor> oneBias;
+    if (hasBias)
+      oneBias.push_back(at::cat(*bias));
+    at::Tensor y = h.scaledLinear.call(
+        x8.view_symint(input.sym_sizes()), sx, {w8},
+        numWeights == 1 ? partScaleInv : rowScaleInv,
+        hasBias ? std::optional<at::TensorList>(oneBias) : std::nullopt,
+        input.scalar_type(), /*fast_accum=*/true);
+
+    // Only what backward reads: W8ᵀ and ŝ for dgrad; x's FP8 transpose and
+    // its scale (or x itself, for high-precision wgrad) for wgrad.
+    std::vector<at::Tensor> saved;
+    if (needInput) {
+      saved.push_back(w8t);
+      saved.push_back(rowScaleInv);
+    }
+    if (anyWeight) {
+      if (recipe == Fp8Recipe::RowwiseWithGwHp) {
+        saved.push_back(input);
+      } else if (recipe == Fp8Recipe::Rowwise) {
+        auto [unused, xCols, sxCols] =
+            h.fp8Quantize.call(input, at::kFloat8_e4m3fn, "cols",
+                               std::nullopt, /*write_out=*/false,
+                               /*write_transposed=*/true);
+        saved.push_back(xCols);
+        saved.push_back(sxCols);
+      } else {
+        saved.push_back(x8t);
+        saved.push_back(sx);
+      }
+    }
+    ctx->save_for_backward(saved);
+    c10::List<bool> flags;
+    for (bool b : needs)
+      flags.push_back(b);
+    ctx->saved_data["needs"] = flags;
+    ctx->saved_data["rows"] = rows;
+    ctx->saved_data["has_bias"] = hasBias;
+    ctx->saved_data["recipe"] = static_cast<int64_t>(recipe);
+    ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
+    return y;
+  }
+
+  static torch::autograd::variable_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::variable_list gradOutputs) {
+    at::Tensor grad = gradOutputs[0];
+    std::vector<at::Tensor> saved = ctx->get_saved_variables();
+    c10::List<bool> flags = ctx->saved_data["needs"].toBoolList();
+    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
+    int64_t n = static_cast<int64_t>(rows.size());
+    bool hasBias = ctx->saved_data["has_bias"].toBool();
+    auto recipe = static_cast<Fp8Recipe>(ctx->saved_data["recipe"].toInt());
+    at::ScalarType weightDtype = ctx->saved_data["weight_dtype"].toScalarType();
+    bool rowwise = recipe != Fp8Recipe::Tensorwise;
+    GradNeeds needs;
+    needs.input = flags.get(0);
+    for (int64_t i = 0; i < n; ++i) {
+      needs.weights.push_back(flags.get(1 + i));
+      if (hasBias)
+        needs.biases.push_back(flags.get(1 + n + i));
+    }
+    const OpHandles &h = ops();
+    // One slot per flattened tensor input, then the three non-tensor inputs.
+    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 3);
+    size_t next = 0;
+    if (needs.input) {
+      const at::Tensor &w8t = saved[next++];
+      const at::Tensor &rowScaleInv = saved[next++];
+      auto [dz8, unused, sz] =
+          h.fp8Quantize.call(grad, at::kFloat8_e5m2,
+                             rowwise ? "rows" : "tensor", rowScaleInv,
+                             /*write_out=*/true, /*write_transposed=*/false);
+      at::Tensor one = at::ones({1}, grad.options().dtype(at::kFloat));
+      grads[0] = h.scaledLinear.call(dz8.view_symint(grad.sym_sizes()), sz,
+                                     {w8t}, one, std::nullopt,
+                                     grad.scalar_type(), /*fast_accum=*/false);
+    }
+    std::vector<int64_t> offsets{0};
+    for (int64_t r : rows)
+      offsets.push_back(offsets.back() + r);
+    if (needs.anyWeight()) {
+      at::Tensor dw;
+      if (recipe == Fp8Recipe::RowwiseWithGwHp) {
+        dw = std::get<0>(h.wgrad.call(grad, saved[next], false))
+                 .to(weightDtype);
+      } else {
+        const at::Tensor &x8t = saved[next];
+        const at::Tensor &sx = saved[next + 1];
+        auto [unused, dy8t, sdy] =
+            h.fp8Quantize.call(grad, at::kFloat8_e5m2,
+                               rowwise ? "cols" : "tensor", std::nullopt,
+                               /*write_out=*/false, /*write_transposed=*/true);
+        dw = h.scaledLinear.call(padColumns(dy8t), sdy, {padColumns(x8t)}, sx,
+                                 std::nullopt, weightDtype,
+                                 /*fast_accum=*/false);
+      }
+      for (int64_t p = 0; p < n; ++p)
+        if (needs.weights[p])
+          grads[1 + p] = dw.narrow(0, offsets[p], rows[p]);
+    }
+    bool anyBias = false;
+    for (int64_t p = 0; hasBias && p < n; ++p)
+      anyBias |= needs.biases[p];
+    if (anyBias) {
+      c10::SymInt m = 1;
+      for (int64_t d = 0; d + 1 < grad.dim(); ++d)
+        m = m * grad.sym_size(d);
+      at::Tensor db = grad.reshape_symint({m, grad.sym_size(-1)}).sum(0);
+      for (int64_t p = 0; p < n; ++p)
+        if (needs.biases[p])
+          grads[1 + n + p] = db.narrow(0, offsets[p], rows[p]);
+    }
+    return grads;
+  }
+};
+
+at::Tensor fp8LinearAutograd(const at::Tensor &input, at::TensorList weight,
+                             std::optional<at::TensorList> bias,
+                             c10::string_view recipe) {
+  std::vector<at::Tensor> parts(weight.begin(), weight.end());
+  bool hasBias = bias.has_value();
+  if (hasBias)
+    parts.insert(parts.end(), bias->begin(), bias->end());
+  return Fp8LinearFunction::apply(input, at::TensorList(parts),
+                                  static_cast<int64_t>(weight.size()), hasBias,
+                                  std::string(recipe));
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
+  m.impl("fp8_linear", &fp8LinearAutograd);
+}

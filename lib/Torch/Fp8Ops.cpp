@@ -1,0 +1,387 @@
+//===- Fp8Ops.cpp - the FP8 ops of torch.ops.splitlinear --------*- C++ -*-===//
+//
+// Implements Fp8Ops.h. The quantization ops call the runtime's FP8 entry
+// points directly (they have no weight parts to combine); `scaled_linear`
+// runs a SCALED_FPROP kernel of the cache, whose checked view decides per
+// call whether FP8 parts are used in place. Errors name the argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fp8Ops.h"
+#include "Counters.h"
+#include "KernelCall.h"
+#include "KernelPlan.h"
+#include "RuntimeContext.h"
+
+#include <ATen/DeviceGuard.h>
+#include <c10/util/Exception.h>
+
+#include <vector>
+
+using namespace splitlinear;
+
+namespace {
+
+/// The GEMM needs K and N in multiples of 16 (cuBLASLt FP8 on sm89+; the
+/// CPU target checks the same, so CI sees the same errors).
+constexpr int64_t kFp8Multiple = 16;
+
+void checkHighPrecision(const at::Tensor &t, const char *op,
+                        const std::string &name) {
+  at::ScalarType s = t.scalar_type();
+  TORCH_CHECK(s == at::kFloat || s == at::kHalf || s == at::kBFloat16, op,
+              ": ", name, " has dtype ", s,
+              "; FP8 quantization takes float32, float16 or bfloat16");
+}
+
+void checkFp8(at::ScalarType s, const char *op, const std::string &name) {
+  TORCH_CHECK(fp8DtypeCode(s) >= 0, op, ": ", name, " has dtype ", s,
+              "; FP8 means float8_e4m3fn or float8_e5m2");
+}
+
+void checkScaleVector(const at::Tensor &t, int64_t n, const char *op,
+                      const std::string &name, const at::Tensor &ref) {
+  TORCH_CHECK(t.defined() && t.dim() == 1, op, ": ", name,
+              " must be a 1-D float32 tensor");
+  TORCH_CHECK(t.scalar_type() == at::kFloat, op, ": ", name,
+              " has dtype ", t.scalar_type(), " but scales are float32");
+  TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ",
+              t.device(), " but input is on ", ref.device());
+  TORCH_CHECK(t.size(0) == 1 || t.size(0) == n, op, ": ", name, " has ",
+              t.size(0), " entries; expected 1 or ", n);
+}
+
+slinrt_quant_axis parseAxis(c10::string_view axis, const char *op) {
+  if (axis == "tensor")
+    return SLINRT_QUANT_TENSOR;
+  if (axis == "rows")
+    return SLINRT_QUANT_ROWS;
+  TORCH_CHECK(axis == "cols", op, ": axis must be \"tensor\", \"rows\" or ",
+              "\"cols\", got \"", axis, "\"");
+  return SLINRT_QUANT_COLS;
+}
+
+/// `t` with unit column stride (the quantization kernels' layout).
+at::Tensor unitColumns(const at::Tensor &t) {
+  return t.size(1) <= 1 || t.stride(1) == 1 ? t : t.contiguous();
+}
+
+float *floatData(const at::Tensor &t) {
+  return t.numel() ? t.data_ptr<float>() : nullptr;
+}
+void *bytes(const at::Tensor &t) { return t.numel() ? t.data_ptr() : nullptr; }
+
+/// A dense float32 vector of `n` entries holding `v`'s one entry or its n.
+at::Tensor asVector(const at::Tensor &v, int64_t n) {
+  return v.size(0) == n ? v.contiguous() : v.expand({n}).contiguous();
+}
+
+#define SPLITLINEAR_DEVICE_GUARD(t)                                            \
+  c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
+
+} // namespace
+
+Fp8Recipe splitlinear::parseFp8Recipe(c10::string_view name,
+                                      const char *op) {
+  if (name == "tensorwise")
+    return Fp8Recipe::Tensorwise;
+  if (name == "rowwise")
+    return Fp8Recipe::Rowwise;
+  TORCH_CHECK(name == "rowwise_with_gw_hp", op,
+              ": recipe must be \"tensorwise\", \"rowwise\" or ",
+              "\"rowwise_with_gw_hp\", got \"", name, "\"");
+  return Fp8Recipe::RowwiseWithGwHp;
+}
+
+//===----------------------------------------------------------------------===//
+// fp8_quantize
+//===----------------------------------------------------------------------===//
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
+                         c10::string_view axis,
+                         const std::optional<at::Tensor> &colScale,
+                         bool writeOut, bool writeTransposed) {
+  constexpr const char *op = "splitlinear.fp8_quantize";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkHighPrecision(input, op, "input");
+  checkFp8(dtype, op, "dtype");
+  slinrt_quant_axis quantAxis = parseAxis(axis, op);
+  SPLITLINEAR_DEVICE_GUARD(input);
+  at::Tensor x = unitColumns(flatten2d(input));
+  int64_t m = x.size(0), k = x.size(1);
+  at::Tensor scale;
+  if (colScale) {
+    checkScaleVector(*colScale, k, op, "col_scale", input);
+    TORCH_CHECK(colScale->size(0) == k, op, ": col_scale has ",
+                colScale->size(0), " entries but input has K = ", k);
+    scale = colScale->contiguous();
+  }
+  auto fp8 = input.options().dtype(dtype);
+  at::Tensor out = at::empty({writeOut ? m : 0, writeOut ? k : 0}, fp8);
+  at::Tensor outT =
+      at::empty({writeTransposed ? k : 0, writeTransposed ? m : 0}, fp8);
+  int64_t scales = quantAxis == SLINRT_QUANT_TENSOR ? 1
+                   : quantAxis == SLINRT_QUANT_ROWS ? m
+                                                    : k;
+  auto f32 = input.options().dtype(at::kFloat);
+  at::Tensor scaleInv = at::empty({scales}, f32);
+  if (m == 0 || k == 0) {
+    // Nothing to quantize: amax 0, so scale 1 (the runtime's convention).
+    scaleInv.fill_(1.0);
+    return {out, outT, scaleInv};
+  }
+  at::Tensor amax = at::empty({scales}, f32);
+  at::DataPtr workspace;
+  slinrt_context *ctx = contextFor(input.device(), op, workspace);
+  slinrt_memref2d desc = descriptor2d(x);
+  slinrt_quantize_fp8(ctx, static_cast<slinrt_dtype>(dtypeCode(x.scalar_type())),
+                      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), quantAxis,
+                      &desc, scale.defined() ? floatData(scale) : nullptr,
+                      floatData(amax), floatData(scaleInv),
+                      writeOut ? bytes(out) : nullptr,
+                      writeTransposed ? bytes(outT) : nullptr);
+  checkContext(ctx, op);
+  return {out, outT, scaleInv};
+}
+
+//===----------------------------------------------------------------------===//
+// fp8_cast_parts
+//===----------------------------------------------------------------------===//
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
+                          bool writeTransposed) {
+  constexpr const char *op = "splitlinear.fp8_cast_parts";
+  TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
+  checkFp8(dtype, op, "dtype");
+  const at::Tensor &first = parts[0];
+  TORCH_CHECK(first.defined() && first.dim() == 2, op,
+              ": parts[0] must be 2-D [N_0, K]");
+  int64_t k = first.size(1), n = 0;
+  std::vector<at::Tensor> dense;
+  std::vector<slinrt_memref2d> descs;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string name = "parts[" + std::to_string(i) + "]";
+    const at::Tensor &p = parts[i];
+    TORCH_CHECK(p.defined() && p.dim() == 2, op, ": ", name,
+                " must be 2-D [N_i, K]");
+    checkHighPrecision(p, op, name);
+    TORCH_CHECK(p.scalar_type() == first.scalar_type(), op, ": ", name,
+                " has dtype ", p.scalar_type(), " but parts[0] has ",
+                first.scalar_type());
+    TORCH_CHECK(p.device() == first.device(), op, ": ", name, " is on ",
+                p.device(), " but parts[0] is on ", first.device());
+    TORCH_CHECK(p.size(1) == k, op, ": ", name, " has ", p.size(1),
+                " columns but parts[0] has K = ", k);
+    dense.push_back(unitColumns(p));
+    descs.push_back(descriptor2d(dense.back()));
+    n += p.size(0);
+  }
+  SPLITLINEAR_DEVICE_GUARD(first);
+  auto fp8 = first.options().dtype(dtype);
+  auto f32 = first.options().dtype(at::kFloat);
+  int64_t numParts = static_cast<int64_t>(parts.size());
+  at::Tensor w8 = at::empty({n, k}, fp8);
+  at::Tensor w8T =
+      at::empty({writeTransposed ? k : 0, writeTransposed ? n : 0}, fp8);
+  at::Tensor scaleInv = at::empty({numParts}, f32);
+  at::Tensor rowScaleInv = at::empty({n}, f32);
+  if (n == 0 || k == 0) {
+    scaleInv.fill_(1.0);
+    rowScaleInv.fill_(1.0);
+    return {w8, w8T, scaleInv, rowScaleInv};
+  }
+  at::Tensor amax = at::empty({numParts}, f32);
+  at::DataPtr workspace;
+  slinrt_context *ctx = contextFor(first.device(), op, workspace);
+  auto src = static_cast<slinrt_dtype>(dtypeCode(first.scalar_type()));
+  slinrt_amax_parts(ctx, src, numParts, descs.data(), floatData(amax));
+  slinrt_cast_parts_fp8(ctx, src, static_cast<slinrt_dtype>(fp8DtypeCode(dtype)),
+                        numParts, descs.data(), floatData(amax), bytes(w8),
+                        writeTransposed ? bytes(w8T) : nullptr,
+                        floatData(scaleInv), floatData(rowScaleInv));
+  checkContext(ctx, op);
+  return {w8, w8T, scaleInv, rowScaleInv};
+}
+
+//===----------------------------------------------------------------------===//
+// scaled_linear
+//===----------------------------------------------------------------------===//
+
+at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
+                                     const at::Tensor &inputScaleInv,
+                                     at::TensorList weight,
+                                     const at::Tensor &weightScaleInv,
+                                     std::optional<at::TensorList> bias,
+                                     at::ScalarType outDtype, bool fastAccum) {
+  constexpr const char *op = "splitlinear.scaled_linear";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkFp8(input.scalar_type(), op, "input");
+  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
+                  outDtype == at::kBFloat16,
+              op, ": out_dtype ", outDtype,
+              " is not supported (float32, float16, bfloat16)");
+  int64_t k = input.size(-1);
+  TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
+              " columns; FP8 GEMMs need a multiple of 16");
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  at::ScalarType weightType = weight[0].scalar_type();
+  int64_t n = 0;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    std::string name = "weight[" + std::to_string(i) + "]";
+    const at::Tensor &w = weight[i];
+    TORCH_CHECK(w.defined() && w.dim() == 2, op, ": ", name,
+                " must be 2-D [N_i, K]");
+    checkFp8(w.scalar_type(), op, name);
+    TORCH_CHECK(w.scalar_type() == weightType, op, ": ", name, " has dtype ",
+                w.scalar_type(), " but weight[0] has ", weightType);
+    TORCH_CHECK(w.device() == input.device(), op, ": ", name, " is on ",
+                w.device(), " but input is on ", input.device());
+    TORCH_CHECK(w.size(1) == k, op, ": ", name, " has ", w.size(1),
+                " columns but input has K = ", k);
+    TORCH_CHECK(w.size(0) % kFp8Multiple == 0, op, ": ", name, " has ",
+                w.size(0), " rows; FP8 GEMMs need a multiple of 16");
+    n += w.size(0);
+  }
+  TORCH_CHECK(!(input.scalar_type() == at::kFloat8_e5m2 &&
+                weightType == at::kFloat8_e5m2),
+              op, ": input and weight are both float8_e5m2; the FP8 GEMM ",
+              "takes e4m3fn x e4m3fn, e5m2 x e4m3fn or e4m3fn x e5m2");
+  bool hasBias = bias.has_value();
+  if (hasBias) {
+    TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ",
+                bias->size(), " tensors but weight has ", weight.size());
+    for (size_t i = 0; i < bias->size(); ++i) {
+      std::string name = "bias[" + std::to_string(i) + "]";
+      const at::Tensor &b = (*bias)[i];
+      TORCH_CHECK(b.defined() && b.dim() == 1 && b.size(0) == weight[i].size(0),
+                  op, ": ", name, " must be 1-D with ", weight[i].size(0),
+                  " elements (the rows of weight[", i, "])");
+      TORCH_CHECK(b.scalar_type() == outDtype, op, ": ", name, " has dtype ",
+                  b.scalar_type(), " but out_dtype is ", outDtype);
+      TORCH_CHECK(b.device() == input.device(), op, ": ", name, " is on ",
+                  b.device(), " but input is on ", input.device());
+    }
+  }
+  SPLITLINEAR_DEVICE_GUARD(input);
+  at::Tensor x = flatten2d(input);
+  int64_t m = x.size(0);
+  checkScaleVector(inputScaleInv, m, op, "input_scale_inv", input);
+  checkScaleVector(weightScaleInv, n, op, "weight_scale_inv", input);
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  shape.back() = n;
+  at::Tensor y = at::empty({m, n}, input.options().dtype(outDtype));
+  if (m == 0 || n == 0)
+    return y.view(shape);
+  if (k == 0) {
+    if (hasBias)
+      y.copy_(at::cat(*bias).unsqueeze(0).expand({m, n}));
+    else
+      y.zero_();
+    return y.view(shape);
+  }
+  // One scale on each side is cuBLASLt's tensorwise mode, but only for one
+  // part: parts with their own scales need a vector on both sides (outer
+  // vector mode takes no scalar).
+  bool tensorwise = inputScaleInv.size(0) == 1 &&
+                    weightScaleInv.size(0) == 1 && weight.size() == 1;
+  at::Tensor sx = tensorwise ? inputScaleInv.contiguous()
+                             : asVector(inputScaleInv, m);
+  at::Tensor sw = tensorwise ? weightScaleInv.contiguous()
+                             : asVector(weightScaleInv, n);
+  int32_t scaling =
+      tensorwise ? SLINRT_SCALING_TENSORWISE : SLINRT_SCALING_OUTER_VECTOR;
+  KernelKey key =
+      scaledKey(outDtype, input.scalar_type(), weightType, input.device(),
+                static_cast<int64_t>(weight.size()), hasBias, scaling,
+                fastAccum);
+  Call call;
+  call.matrix(x);
+  call.vector(sx);
+  for (const at::Tensor &w : weight)
+    call.matrix(gemmOperand(w));
+  call.vector(sw);
+  if (hasBias)
+    for (const at::Tensor &b : *bias)
+      call.vector(b);
+  call.matrix(y);
+  call.run(key, contextFor(input.device(), op, call.workspace), op,
+           &counters().scaled);
+  return y.view(shape);
+}
+
+//===----------------------------------------------------------------------===//
+// fp8_linear (forward only)
+//===----------------------------------------------------------------------===//
+
+void splitlinear::checkFp8LinearArgs(const at::Tensor &input,
+                                     at::TensorList weight,
+                                     std::optional<at::TensorList> bias,
+                                     const char *op) {
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkHighPrecision(input, op, "input");
+  int64_t k = input.size(-1);
+  TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
+              " features; FP8 GEMMs need a multiple of 16");
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  for (size_t i = 0; i < weight.size(); ++i) {
+    std::string name = "weight[" + std::to_string(i) + "]";
+    const at::Tensor &w = weight[i];
+    TORCH_CHECK(w.defined() && w.dim() == 2, op, ": ", name,
+                " must be 2-D [N_i, K]");
+    checkHighPrecision(w, op, name);
+    TORCH_CHECK(w.scalar_type() == weight[0].scalar_type(), op, ": ", name,
+                " has dtype ", w.scalar_type(), " but weight[0] has ",
+                weight[0].scalar_type());
+    TORCH_CHECK(w.device() == input.device(), op, ": ", name, " is on ",
+                w.device(), " but input is on ", input.device());
+    TORCH_CHECK(w.size(1) == k, op, ": ", name, " has ", w.size(1),
+                " columns but input has K = ", k);
+    TORCH_CHECK(w.size(0) % kFp8Multiple == 0, op, ": ", name, " has ",
+                w.size(0), " rows; FP8 GEMMs need a multiple of 16");
+  }
+  if (!bias)
+    return;
+  TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
+              " tensors but weight has ", weight.size());
+  for (size_t i = 0; i < bias->size(); ++i) {
+    std::string name = "bias[" + std::to_string(i) + "]";
+    const at::Tensor &b = (*bias)[i];
+    TORCH_CHECK(b.defined() && b.dim() == 1 && b.size(0) == weight[i].size(0),
+                op, ": ", name, " must be 1-D with ", weight[i].size(0),
+                " elements (the rows of weight[", i, "])");
+    TORCH_CHECK(b.scalar_type() == input.scalar_type(), op, ": ", name,
+                " has dtype ", b.scalar_type(), " but input has ",
+                input.scalar_type());
+    TORCH_CHECK(b.device() == input.device(), op, ": ", name, " is on ",
+                b.device(), " but input is on ", input.device());
+  }
+}
+
+at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
+                                  at::TensorList weight,
+                                  std::optional<at::TensorList> bias,
+                                  c10::string_view recipe) {
+  constexpr const char *op = "splitlinear.fp8_linear";
+  Fp8Recipe r = parseFp8Recipe(recipe, op);
+  checkFp8LinearArgs(input, weight, bias, op);
+  auto [x8, unusedT, sx] =
+      fp8Quantize(input, at::kFloat8_e4m3fn,
+                  r == Fp8Recipe::Tensorwise ? "tensor" : "rows",
+                  std::nullopt, /*writeOut=*/true, /*writeTransposed=*/false);
+  auto [w8, unusedWT, partScaleInv, rowScaleInv] =
+      fp8CastParts(weight, at::kFloat8_e4m3fn, /*writeTransposed=*/false);
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  x8 = x8.view(shape);
+  std::optional<std::vector<at::Tensor>> oneBias;
+  if (bias)
+    oneBias = std::vector<at::Tensor>{at::cat(*bias)};
+  return scaledLinear(x8, sx, {w8}, weight.size() == 1 ? partScaleInv : rowScaleInv,
+                      oneBias ? std::optional<at::TensorList>(*oneBias)
+                              : std::nullopt,
+                      input.scalar_type(), /*fastAccum=*/true);
+}

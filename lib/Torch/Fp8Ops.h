@@ -1,0 +1,110 @@
+//===- Fp8Ops.h - the FP8 ops of torch.ops.splitlinear ----------*- C++ -*-===//
+//
+// Declares the FP8 kernels that Library.cpp registers. The quantization
+// conventions (scale = fp8_max / amax, x8 = saturate(round(x · scale)),
+// scale_inv = 1 / scale, all in fp32) are the runtime's (Runtime.h,
+// "FP8 quantization"); the GEMM is one cuBLASLt FP8 GEMM with outer-vector
+// scaling, each weight part's scale_inv spread over that part's output
+// columns (../docs/Design.md, "FP8").
+//
+// Schemas (shapes: input [..., K], weight_i [N_i, K], N = ΣN_i, M the
+// flattened leading dims):
+//   fp8_quantize(Tensor input, ScalarType dtype, str axis,
+//                Tensor? col_scale=None, bool write_out=True,
+//                bool write_transposed=False)
+//       -> (Tensor out [M, K] or [0], Tensor out_t [K, M] or [0],
+//           Tensor scale_inv [1] / [M] / [K])
+//   fp8_cast_parts(Tensor[] parts, ScalarType dtype,
+//                  bool write_transposed=False)
+//       -> (Tensor w8 [N, K], Tensor w8_t [K, N] or [0],
+//           Tensor scale_inv [P], Tensor row_scale_inv [N])
+//   scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight,
+//                 Tensor weight_scale_inv, Tensor[]? bias=None,
+//                 ScalarType out_dtype=BFloat16, bool fast_accum=False)
+//       -> Tensor [..., N]
+//   fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None,
+//              str recipe="tensorwise") -> Tensor [..., N]
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_LIB_TORCH_FP8OPS_H
+#define SPLITLINEAR_LIB_TORCH_FP8OPS_H
+
+#include <ATen/ATen.h>
+#include <c10/util/string_view.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace splitlinear {
+
+/// The FP8 training recipes, named as torchao names them.
+enum class Fp8Recipe {
+  /// One scale per activation and gradient tensor, one per weight part.
+  Tensorwise,
+  /// One scale per row of the activation and of the output gradient (per
+  /// column of each for wgrad), one per weight part.
+  Rowwise,
+  /// Rowwise, with wgrad in the input's precision.
+  RowwiseWithGwHp,
+};
+
+/// The recipe named `name` ("tensorwise", "rowwise", "rowwise_with_gw_hp").
+/// Raises c10::Error naming `op`'s `recipe` argument and the valid names.
+Fp8Recipe parseFp8Recipe(c10::string_view name, const char *op);
+
+/// Quantizes `input` ([..., K], float32/float16/bfloat16, flattened to
+/// [M, K]) to `dtype` (float8_e4m3fn or float8_e5m2) with amax along `axis`
+/// ("tensor", "rows", "cols"); with `colScale` (K float32 values) the value
+/// quantized is input[m, k] · colScale[k]. Returns the row-major FP8 copy
+/// (`writeOut`), its transpose [K, M] (`writeTransposed`; empty [0]
+/// tensors when not asked for) and scale_inv (float32, [1], [M] or [K]).
+/// Raises c10::Error naming the argument for a bad dtype, axis or shape.
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
+            c10::string_view axis, const std::optional<at::Tensor> &colScale,
+            bool writeOut, bool writeTransposed);
+
+/// Quantizes weight parts [N_i, K] (one float dtype, one device) into one
+/// FP8 buffer [N, K], each part with its own tensorwise scale, and with
+/// `writeTransposed` also its transpose [K, N]. Returns (w8, w8_t or [0],
+/// scale_inv [P], row_scale_inv [N]: each row's part's scale_inv). Two
+/// launches on CUDA (the amax of every part, the cast), no host sync.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+fp8CastParts(at::TensorList parts, at::ScalarType dtype, bool writeTransposed);
+
+/// y [..., N] = sx · ŝ · (input · concat(weight)ᵀ) (+ concat(bias)) in
+/// `outDtype` (float32, float16, bfloat16): `input` [..., K] FP8,
+/// `inputScaleInv` float32 [1] or [M], `weight` FP8 parts [N_i, K] of one
+/// type, `weightScaleInv` float32 [1] (one part, or parts sharing a scale)
+/// or [N] (each row's scale_inv), `bias` parts [N_i] of `outDtype`. K and
+/// every N_i must be multiples of 16. The parts are used in place when
+/// adjacent (the kernel's checked view), else copied into one FP8 buffer or
+/// run one GEMM each, as for `linear`. Raises c10::Error naming the
+/// argument for a bad dtype, shape or device, or FP8 on a GPU below sm89.
+at::Tensor scaledLinear(const at::Tensor &input, const at::Tensor &inputScaleInv,
+                        at::TensorList weight, const at::Tensor &weightScaleInv,
+                        std::optional<at::TensorList> bias,
+                        at::ScalarType outDtype, bool fastAccum);
+
+/// Validates the arguments of `fp8_linear` (and its autograd kernel), each
+/// error naming the argument: input [..., K] float32/float16/bfloat16;
+/// weight parts [N_i, K] of one such dtype (it may differ from the input's:
+/// float32 master weights), on the input's device, K and every N_i
+/// multiples of 16; bias parts [N_i] of the input's dtype.
+void checkFp8LinearArgs(const at::Tensor &input, at::TensorList weight,
+                        std::optional<at::TensorList> bias, const char *op);
+
+/// y [..., N] = input · concat(weight)ᵀ (+ concat(bias)) computed in FP8 by
+/// `recipe`: the input quantized to e4m3 (per tensor or per row), every
+/// weight part quantized to e4m3 with its own scale into one buffer, one
+/// scaled GEMM. The output has the input's dtype. Without autograd (the
+/// Autograd kernel, Fp8Autograd.cpp, adds the backward).
+at::Tensor fp8Linear(const at::Tensor &input, at::TensorList weight,
+                     std::optional<at::TensorList> bias,
+                     c10::string_view recipe);
+
+} // namespace splitlinear
+
+#endif // SPLITLINEAR_LIB_TORCH_FP8OPS_H
