@@ -60,7 +60,7 @@ struct ConvertSlinToRuntimePass
   LogicalResult checkInput(ModuleOp module) {
     bool failedCheck = false;
     module.walk([&](Operation *op) {
-      if (isa<LinearOp, LinearDgradOp>(op)) {
+      if (isa<LinearOp, LinearDgradOp, ScaledLinearOp>(op)) {
         op->emitError() << "'" << op->getName()
                         << "' cannot be lowered to runtime calls: run "
                            "slin-elide-concat and slin-expand-linear first";

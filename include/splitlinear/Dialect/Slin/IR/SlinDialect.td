@@ -115,6 +115,34 @@ def Slin_Path : I32EnumAttr<"Path",
   let cppNamespace = "::mlir::slin";
 }
 
+def Slin_Scaling : I32EnumAttr<"Scaling",
+    "how a scaled (FP8) GEMM applies its dequantization factors", [
+    I32EnumAttrCase<"tensorwise", 0>,
+    I32EnumAttrCase<"outer_vector", 1>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::slin";
+}
+
+def Slin_ScalingAttr : EnumAttr<Slin_Dialect, Slin_Scaling, "scaling"> {
+  let summary = "how slin.scaled_linear / slin.scaled_gemm apply their scales";
+  let description = [{
+    The scales are dequantization factors (`scale_inv`, fp32): an FP8 value
+    `v8` stands for `s · v8`. The values are those of `slinrt_scaling`
+    (include/splitlinear/Runtime/Runtime.h).
+
+    * `tensorwise` (0): one factor per operand, `memref<1xf32>` each
+      (cuBLASLt `SCALAR_32F`). One scale for the whole weight, so a split
+      weight whose parts have their own scales cannot use it.
+    * `outer_vector` (1): one factor per row of each operand: `[M]` for
+      the input (per row of the output) and `[N]` for the weight (per column
+      of the output), cuBLASLt `OUTER_VEC_32F` on both sides (sm90). A split
+      weight spreads each part's scale over that part's rows, so one GEMM
+      serves parts with their own scales.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
 include "splitlinear/Dialect/Slin/IR/SlinTypes.td"
 
 #endif // SPLITLINEAR_DIALECT_SLIN_IR_SLINDIALECT_TD
