@@ -350,13 +350,8 @@ LogicalResult ScaledLinearOp::verify() {
     return emitOpError() << "tensorwise scaling with " << getWeights().size()
                          << " weight parts: parts with their own scales "
                             "need outer_vector";
-  if (failed(verifyNotAnInput(*this, getOutput(), "output", getInput(),
-                              "the input", /*numbered=*/false)) ||
-      failed(verifyNotAnInput(*this, getOutput(), "output", getWeights(),
-                              "weight part")) ||
-      failed(verifyNotAnInput(*this, getOutput(), "output", getBiases(),
-                              "bias part")))
-    return failure();
+  // The output (float, rank 2) cannot be the same value as an FP8 operand
+  // or a bias, so no verifyNotAnInput here.
   if (failed(verifyMultipleOf16(*this, inputType.getDimSize(1),
                                 "K (the input's columns)")))
     return failure();
@@ -417,11 +412,7 @@ LogicalResult ScaledGemmOp::verify() {
   if (failed(verifyFP8Pair(*this, aType.getElementType(),
                            bType.getElementType(), "operand A", "operand B")))
     return failure();
-  if (failed(verifyNotAnInput(*this, getD(), "D", getA(), "operand A",
-                              /*numbered=*/false)) ||
-      failed(verifyNotAnInput(*this, getD(), "D", getB(), "operand B",
-                              /*numbered=*/false)))
-    return failure();
+  // D (float) cannot be the same value as an FP8 operand.
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
           n = bType.getDimSize(0);
   if (sizesDiffer(bType.getDimSize(1), k))
