@@ -8,7 +8,7 @@
 //
 // The encoding is `satcast`: round to nearest, ties to even, finite values
 // (and infinities) beyond ±max become ±max, NaN stays NaN with its sign
-// (0x7F / 0xFF for e4m3fn, 0x7E / 0xFE for e5m2, quiet). That is torch's
+// (0x7F / 0xFF for both formats). That is torch's
 // `x.clamp(-max, max).to(float8_*)`.
 //
 //===----------------------------------------------------------------------===//
@@ -41,7 +41,7 @@ template <> struct Fp8Format<Float8E4M3FN> {
 };
 template <> struct Fp8Format<Float8E5M2> {
   static constexpr int kMantissa = 2, kBias = 15;
-  static constexpr uint8_t kMaxBits = 0x7B, kNaNBits = 0x7E;
+  static constexpr uint8_t kMaxBits = 0x7B, kNaNBits = 0x7F;
   static constexpr float kMax = 57344.0f;
 };
 
@@ -53,7 +53,8 @@ template <typename F8> SLINRT_HD uint8_t encodeFp8(float value) {
   uint32_t absx = x & 0x7FFFFFFFu;
   if (absx > 0x7F800000u)
     return sign | F::kNaNBits;
-  if (absx >= bitCast<uint32_t>(F::kMax))
+  const float maxValue = F::kMax; // a local: no ODR-use in device code
+  if (absx >= bitCast<uint32_t>(maxValue))
     return sign | F::kMaxBits; // also infinity: saturated, as after clamp
   // The FP8 biased exponent of the value; <= 0 means an FP8 subnormal.
   int exponent = static_cast<int>(absx >> 23) - 127 + F::kBias;
