@@ -1,7 +1,8 @@
 //===- KernelSpec.h - what a kernel of the torch op is built for -*- C++ -*-===//
 //
 // The C++ description of one kernel: its kind, element types, weight and
-// bias parts, target and view alignment. lib/Kernels builds IR from it and
+// bias parts, target and view alignment (and, for the FP8 forward, the
+// input's FP8 type, the scaling and fast accumulation). lib/Kernels builds IR from it and
 // lib/JIT compiles it; the C API converts its `SlinKernelSpec` into this
 // once (lib/CAPI), so the inner libraries do not depend on the outer face.
 //

@@ -30,6 +30,15 @@ def Slin_Dialect : Dialect {
     when it is disproven, and an `scf.if` on `slin.is_adjacent` otherwise.
     `slin-expand-linear` then rewrites them into `slin.gemm`, which the
     conversion to the runtime turns into cuBLASLt (or CPU BLAS) calls.
+
+    FP8: `slin.scaled_linear` is the same layer over an FP8 input and FP8
+    weight parts that keep their own scales (spread over one outer-vector
+    weight scale, cuBLASLt `OUTER_VEC_32F`); its parts are combined by the
+    same passes (FP8 parts are copied, never converted) and it becomes
+    `slin.scaled_gemm`, the runtime's FP8 GEMM. The FP8 types `f8E4M3FN`
+    and `f8E5M2` reach only these two ops and the ops that move parts
+    (`slin.concat`, `slin.view_concat`, `slin.is_adjacent`,
+    `slin.prefer_per_part`, `slin.alloc`, `slin.dealloc`).
   }];
   let cppNamespace = "::mlir::slin";
   let useDefaultAttributePrinterParser = 1;
@@ -83,8 +92,8 @@ def Slin_Strategy : I32EnumAttr<"Strategy",
 def Slin_StrategyAttr : EnumAttr<Slin_Dialect, Slin_Strategy, "strategy"> {
   let summary = "how a slin.linear / slin.linear_dgrad combines its weight parts";
   let description = [{
-    Each value has one meaning, the same for `slin.linear` and
-    `slin.linear_dgrad`:
+    Each value has one meaning, the same for `slin.linear`,
+    `slin.linear_dgrad` and `slin.scaled_linear`:
 
     * `fused` (the default): the parts become one buffer and the op runs one
       GEMM. `slin-elide-concat` makes that buffer a zero-copy view when the
