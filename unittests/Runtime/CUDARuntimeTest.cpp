@@ -835,6 +835,45 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
   compareParts(gpu, cpu, SLINRT_BF16, SLINRT_F8E4M3FN, 32, many, rng, true);
 }
 
+/// Runs the case's scaled GEMM on the GPU (device copies of every operand)
+/// and downloads D into `c.d`.
+void runScaledGemmOnGpu(slinrt_context *gpu, cudaStream_t stream,
+                        ScaledGemmCase &c, int fastAccum) {
+  DeviceMirror dD(c.d), dBias(c.bias);
+  DeviceBuffer<uint8_t> dA(c.a), dB(c.b);
+  DeviceBuffer<float> dSA(c.scaleA), dSB(c.scaleB);
+  slinrt_memref2d aRef = c.aRef, bRef = c.bRef;
+  aRef.allocated = aRef.aligned = dA.get();
+  bRef.allocated = bRef.aligned = dB.get();
+  slinrt_memref1d sA = c.sARef, sB = c.sBRef;
+  sA.allocated = sA.aligned = dSA.get();
+  sB.allocated = sB.aligned = dSB.get();
+  scaledGemmFn(true, c.outType)(gpu, &aRef, &bRef, &dD.desc2, &sA, &sB,
+                                c.withBias ? &dBias.desc1 : nullptr, c.aType,
+                                c.bType, c.scaling, fastAccum);
+  cudaStreamSynchronize(stream);
+  dD.download(c.d);
+}
+
+/// Every element of c.d within one ulp of the output type at the exact
+/// value, plus what fp32 (or fast FP8) accumulation may lose to
+/// cancellation.
+void expectWithinOneUlp(const ScaledGemmCase &c, int fastAccum) {
+  int bits = c.outType == SLINRT_F32 ? 24 : c.outType == SLINRT_F16 ? 11 : 8;
+  int minExponent = c.outType == SLINRT_F16 ? -24 : -149;
+  double accumulation = fastAccum ? std::ldexp(1.0, -12)
+                                  : 2 * (c.K + 4) * std::ldexp(1.0, -24);
+  for (int64_t m = 0; m < c.M; ++m)
+    for (int64_t n = 0; n < c.N; ++n) {
+      auto [exact, magnitude] = c.exact(m, n);
+      int e = 0;
+      std::frexp(exact, &e);
+      double ulp = std::ldexp(1.0, std::max(e - bits, minExponent));
+      ASSERT_LE(std::fabs(c.d.get(m, n) - exact), ulp + accumulation * magnitude)
+          << "(" << m << ", " << n << ") exact " << exact;
+    }
+}
+
 TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
   int major = 0, minor = 0;
   ASSERT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -865,37 +904,9 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
                          << fastAccum);
             ScaledGemmCase c(rng, 40, 48, 64, types.first, types.second,
                              outType, scaling, withBias);
-            DeviceMirror dD(c.d), dBias(c.bias);
-            DeviceBuffer<uint8_t> dA(c.a), dB(c.b);
-            DeviceBuffer<float> dSA(c.scaleA), dSB(c.scaleB);
-            slinrt_memref2d aRef = c.aRef, bRef = c.bRef;
-            aRef.allocated = aRef.aligned = dA.get();
-            bRef.allocated = bRef.aligned = dB.get();
-            slinrt_memref1d sA = c.sARef, sB = c.sBRef;
-            sA.allocated = sA.aligned = dSA.get();
-            sB.allocated = sB.aligned = dSB.get();
-            scaledGemmFn(true, outType)(gpu, &aRef, &bRef, &dD.desc2, &sA,
-                                        &sB, withBias ? &dBias.desc1 : nullptr,
-                                        c.aType, c.bType, c.scaling,
-                                        fastAccum);
+            runScaledGemmOnGpu(gpu, stream, c, fastAccum);
             ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
-            ASSERT_CUDA(cudaStreamSynchronize(stream));
-            dD.download(c.d);
-            // One ulp of the output type at the exact value, plus what fp32
-            // (or fast FP8) accumulation may lose to cancellation.
-            int bits = outType == SLINRT_F32 ? 24 : outType == SLINRT_F16 ? 11 : 8;
-            double accumulation = fastAccum ? std::ldexp(1.0, -12)
-                                            : 2 * (c.K + 4) * std::ldexp(1.0, -24);
-            for (int64_t m = 0; m < c.M; ++m)
-              for (int64_t n = 0; n < c.N; ++n) {
-                auto [exact, magnitude] = c.exact(m, n);
-                int e = 0;
-                std::frexp(exact, &e);
-                double ulp = std::ldexp(1.0, std::max(e - bits, outType == SLINRT_F16 ? -24 : -149));
-                double tol = ulp + accumulation * magnitude;
-                ASSERT_LE(std::fabs(c.d.get(m, n) - exact), tol)
-                    << "(" << m << ", " << n << ") exact " << exact;
-              }
+            expectWithinOneUlp(c, fastAccum);
             EXPECT_EQ(c.d.changedOutsideView(3.0), 0);
             ++runs;
           }
@@ -904,6 +915,35 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
   // fp32 output with a bias takes the unfused bias (bf16 bias only there).
   EXPECT_GE(counters.epilogue_fallbacks, 12);
   EXPECT_GT(counters.algo_cache_hits + counters.algo_cache_misses, 0);
+}
+
+TEST_F(CUDARuntimeTest, Fp8ScaledGemmMisalignedBiasAndEmptyK) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major * 10 + minor < 89)
+    GTEST_SKIP() << "FP8 GEMM needs sm89+";
+  std::mt19937_64 rng(1917);
+  for (slinrt_dtype outType : {SLINRT_BF16, SLINRT_F16}) {
+    // A bias view one element into its buffer: the unfused path (broadcast,
+    // then beta = 1).
+    ScaledGemmCase c(rng, 24, 32, 48, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
+                     outType, SLINRT_SCALING_OUTER_VECTOR, true);
+    c.bias = TestVector(outType, c.N, 1, 1);
+    c.bias.fillRandom(rng, -5, 5);
+    int64_t before = slinrt_context_counters(gpu).epilogue_fallbacks;
+    runScaledGemmOnGpu(gpu, stream, c, 1);
+    ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+    expectWithinOneUlp(c, 1);
+    EXPECT_EQ(slinrt_context_counters(gpu).epilogue_fallbacks, before + 1);
+  }
+  // K = 0 writes the bias.
+  ScaledGemmCase e(rng, 8, 16, 0, SLINRT_F8E4M3FN, SLINRT_F8E5M2, SLINRT_F32,
+                   SLINRT_SCALING_TENSORWISE, true);
+  runScaledGemmOnGpu(gpu, stream, e, 0);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  for (int64_t n = 0; n < 16; ++n)
+    EXPECT_EQ(e.d.get(7, n), roundTo(SLINRT_F32, e.bias.get(n)));
 }
 
 TEST_F(CUDARuntimeTest, Fp8CopiesMatchCPU) {
