@@ -832,19 +832,18 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
   lt.aScale = p.scaleB;
   lt.bScale = p.scaleA;
   // The fused bias of an FP8 GEMM has D's type for bf16 / fp16 output; an
-  // fp32 D takes a bf16 bias only, so an fp32 bias is added unfused (the
-  // broadcast + beta = 1 path of runLt, still one rounding).
-  cublasLtEpilogue_t fused = !bias ? CUBLASLT_EPILOGUE_DEFAULT
-                                   : CUBLASLT_EPILOGUE_BIAS;
+  // fp32 D takes a bf16 bias only, so an fp32 bias is added by a kernel after
+  // the GEMM: round(round(sA sB acc) + bias) in fp32, as the CPU target does.
   if (bias && p.outType == SLINRT_F32) {
     ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
-    checkCuda(launchBroadcastRows(p.outType, p.D, p.ldd, p.M, p.N, bias,
-                                  stream),
-              "broadcast kernel launch");
-    runLt(ctx, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr, /*accumulate=*/true);
+    runLt(ctx, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr, /*accumulate=*/false);
+    checkCuda(launchAddRowsF32(reinterpret_cast<float *>(p.D), p.ldd, p.M, p.N,
+                               reinterpret_cast<const float *>(bias), stream),
+              "bias kernel launch");
     return;
   }
-  runLt(ctx, lt, fused, bias, /*accumulate=*/false);
+  runLt(ctx, lt, bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT,
+        bias, /*accumulate=*/false);
 }
 
 //===----------------------------------------------------------------------===//
