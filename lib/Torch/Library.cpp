@@ -35,7 +35,7 @@ TORCH_LIBRARY(splitlinear, m) {
         "bool write_transposed=False) -> (Tensor, Tensor, Tensor, Tensor)");
   m.def("scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight, "
         "Tensor weight_scale_inv, Tensor[]? bias=None, "
-        "ScalarType out_dtype=torch.bfloat16, bool fast_accum=False) -> Tensor");
+        "ScalarType out_dtype=bfloat16, bool fast_accum=False) -> Tensor");
   m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
         "str recipe=\"tensorwise\") -> Tensor");
 }

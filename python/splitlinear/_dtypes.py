@@ -1,4 +1,4 @@
-"""The element types ``torch.ops.splitlinear.*`` computes in: the one list.
+"""The element types ``torch.ops.splitlinear.*`` computes in, and the FP8 ops' types and names: the one list.
 
 The C++ op (``lib/Torch/LinearOps.cpp``) checks the same types; the order here
 is its error message's, so the fake kernels' message stays identical to it.
@@ -7,6 +7,7 @@ is its error message's, so the fake kernels' message stays identical to it.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Literal, get_args
 
 import torch
 
@@ -31,3 +32,38 @@ def prose_list(dtypes: Iterable[torch.dtype]) -> str:
     """``"float32, float16, bfloat16 and float64"``: the dtypes as the C++ op's message lists them."""
     names = [dtype_name(d) for d in dtypes]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+# --- FP8 (issue 19; the C++ side is lib/Torch/Fp8Ops.cpp) -------------------------------------
+
+#: The FP8 storage types: ``float8_e4m3fn`` (max 448; activations, weights) and
+#: ``float8_e5m2`` (max 57344; gradients).
+FP8_DTYPES: tuple[torch.dtype, ...] = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+#: Largest finite value of each FP8 type: ``scale = FP8_MAX[dtype] / amax``.
+FP8_MAX: dict[torch.dtype, float] = {torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
+
+#: What FP8 is quantized from, and what a scaled GEMM writes (the order of the C++ messages).
+FP8_HIGH_PRECISION_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.float16, torch.bfloat16)
+
+#: The training recipes of ``fp8_linear``, named as torchao names them.
+Fp8Recipe = Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"]
+FP8_RECIPES: tuple[str, ...] = get_args(Fp8Recipe)
+
+#: Along what ``fp8_quantize`` takes its amax: one scale, one per row or one per column.
+Fp8Axis = Literal["tensor", "rows", "cols"]
+FP8_AXES: tuple[str, ...] = get_args(Fp8Axis)
+
+#: c10's names of the scalar types (``operator<<(ScalarType)``), which the C++ messages print.
+_C10_NAMES: dict[torch.dtype, str] = {
+    torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",
+    torch.float8_e4m3fn: "Float8_e4m3fn", torch.float8_e5m2: "Float8_e5m2",
+    torch.float8_e4m3fnuz: "Float8_e4m3fnuz", torch.float8_e5m2fnuz: "Float8_e5m2fnuz",
+    torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short", torch.int32: "Int", torch.int64: "Long",
+    torch.bool: "Bool", torch.complex64: "ComplexFloat", torch.complex128: "ComplexDouble",
+}
+
+
+def c10_name(dtype: torch.dtype) -> str:
+    """``torch.float32`` -> ``"Float"``: the dtype as a C++ ``TORCH_CHECK`` message prints it."""
+    return _C10_NAMES.get(dtype, dtype_name(dtype))

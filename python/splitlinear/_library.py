@@ -24,7 +24,7 @@ _loaded_digest: str | None = None
 
 #: The ops' Python face: the wrapper in the graph, the fake kernels tracing runs and the dtype
 #: list they check against.
-_OP_SOURCES = ("ops.py", "_fake.py", "_dtypes.py")
+_OP_SOURCES = ("ops.py", "_fake.py", "_fake_fp8.py", "_dtypes.py")
 
 
 def candidate_dirs() -> list[Path]:
@@ -93,7 +93,7 @@ def build_id() -> str:
 
     A string naming splitlinear's version, torch's version and C++11 ABI, and
     the SHA-256 of the loaded ``libsplitlinear_torch.so`` with ``ops.py``,
-    ``_fake.py`` and ``_dtypes.py`` (hashed once per process, when loaded). The
+    ``_fake.py``, ``_fake_fp8.py`` and ``_dtypes.py`` (hashed once per process, when loaded). The
     library's Autograd and Autocast kernels and the fake kernels run when a
     graph is traced, so a compiled graph is only valid for this build: the
     backend's compiles key their caches on it (:mod:`splitlinear._cache_key`).

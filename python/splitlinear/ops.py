@@ -1,4 +1,4 @@
-"""``torch.ops.splitlinear.*``: the eager entry points (fake kernels: :mod:`._fake`).
+"""``torch.ops.splitlinear.*``: the eager entry points (fake kernels: :mod:`._fake`, :mod:`._fake_fp8`).
 
 The op computes ``y = x · concat(W_0..W_{n-1})ᵀ + concat(b_0..b_{n-1})`` with
 ``x`` ``[..., K]``, ``W_i`` ``[N_i, K]``, ``b_i`` ``[N_i]`` and ``y``
@@ -13,21 +13,38 @@ parts is one GEMM into one full gradient buffer, with the bias gradient fused
 into it as the GEMM's epilogue, and each part's gradient is a view (row block)
 of that buffer. Frozen parts get no wgrad; frozen weights with trainable
 biases still get bias gradients.
+
+FP8 (:func:`fp8_linear`, :func:`scaled_linear`, :func:`fp8_quantize`,
+:func:`fp8_cast_parts`): one FP8 GEMM over weight parts that keep their own
+scales. Conventions (the runtime's, ``Runtime.h`` "FP8 quantization"; the
+TransformerEngine / torchao terms), all in float32 with IEEE division: for an
+FP8 type of largest value ``fp8_max`` (448 for ``float8_e4m3fn``, 57344 for
+``float8_e5m2``) and ``amax = max |x|`` over the tensor, a row or a column,
+``scale = fp8_max / amax`` (1 when amax is 0), ``x8 = saturate(rne(x * scale))``
+and ``scale_inv = 1 / scale``, so ``x ≈ scale_inv * x8``. With
+``W = [W_1; ...; W_P]`` and part ``i`` quantized with its own ``scale_inv_i``,
+the spread vector ``ŝ`` holds ``scale_inv_i`` for every row of part ``i``, and
+``y[:, j] = sx * ŝ_j * (x8 · W8ᵀ)[:, j]``: cuBLASLt's outer-vector scaling
+(``CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F`` on both operands, sm90), one
+GEMM for all parts. The CPU target computes the same (exact decodings, an
+fp32 GEMM, ``sx * ŝ * acc + bias`` rounded once).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
+from ._dtypes import Fp8Axis, Fp8Recipe
 from ._library import load_library
 
 load_library()
 
-from . import _fake  # noqa: E402,F401  (registers the fake kernels)
+from . import _fake, _fake_fp8  # noqa: E402,F401  (register the fake kernels)
 
 _LINEAR = torch.ops.splitlinear.linear.default
 
@@ -82,10 +99,13 @@ def runtime_counters() -> dict[str, int]:
     """What the op library did so far: ``views`` (calls whose parts were used in
     place), ``cats`` (calls that copied parts), ``per_part_gemms`` (calls that ran
     one GEMM per part), ``compiles`` (kernels JIT-compiled), ``cache_hits``,
-    ``evictions`` and ``cache_size`` of the kernel cache, and ``dgrad_views``,
+    ``evictions`` and ``cache_size`` of the kernel cache, ``dgrad_views``,
     ``dgrad_cats``, ``dgrad_per_part_gemms``: the same paths for the input
-    gradient (dgrad) calls. The paths are those the compiled kernels report
-    for each call."""
+    gradient (dgrad) calls, and ``scaled_views``, ``scaled_cats``,
+    ``scaled_per_part_gemms``: the same paths for the FP8 GEMMs of
+    :func:`scaled_linear` (:func:`fp8_linear`'s forward, dgrad and FP8 wgrad
+    among them). The paths are those the compiled kernels report for each
+    call."""
     return dict(torch.ops.splitlinear.runtime_counters())
 
 
@@ -119,5 +139,182 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
     return None if previous < 0 else previous
 
 
+
+# --- FP8 (issue 19) --------------------------------------------------------------------------
+
+class Fp8Quantized(NamedTuple):
+    """What :func:`fp8_quantize` returns."""
+
+    #: ``[M, K]`` FP8, row-major (``[0, 0]`` when ``write_out`` is false).
+    data: Tensor
+    #: ``[K, M]`` FP8, the transpose (``[0, 0]`` unless ``write_transposed``).
+    data_t: Tensor
+    #: float32 ``[1]`` (axis ``"tensor"``), ``[M]`` (``"rows"``) or ``[K]`` (``"cols"``).
+    scale_inv: Tensor
+
+
+class Fp8Parts(NamedTuple):
+    """What :func:`fp8_cast_parts` returns."""
+
+    #: ``[ΣN_i, K]`` FP8: part ``i`` at rows ``off_i .. off_i + N_i``, quantized with its own scale.
+    data: Tensor
+    #: ``[K, ΣN_i]`` FP8, the transpose (``[0, 0]`` unless ``write_transposed``).
+    data_t: Tensor
+    #: float32 ``[P]``: each part's ``scale_inv``.
+    scale_inv: Tensor
+    #: float32 ``[ΣN_i]``: the ``scale_inv`` of each row's part (the spread vector ŝ).
+    row_scale_inv: Tensor
+
+
+_FP8_QUANTIZE = torch.ops.splitlinear.fp8_quantize.default
+_FP8_CAST_PARTS = torch.ops.splitlinear.fp8_cast_parts.default
+_SCALED_LINEAR = torch.ops.splitlinear.scaled_linear.default
+_FP8_LINEAR = torch.ops.splitlinear.fp8_linear.default
+
+
+def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None, *,
+               recipe: Fp8Recipe = "tensorwise") -> Tensor:
+    """``F.linear(input, cat(weight), cat(bias))`` computed in FP8, with autograd: the training op.
+
+    Forward: ``input`` is quantized to ``float8_e4m3fn`` (one scale, or one per
+    row for the ``rowwise`` recipes), every weight part to ``float8_e4m3fn``
+    with its own scale into one buffer (:func:`fp8_cast_parts`), and one scaled
+    GEMM with fast accumulation computes ``y = sx * ŝ * (x8 · W8ᵀ) + cat(bias)``
+    (:func:`scaled_linear`). A part much smaller than its siblings keeps its own
+    accuracy: one scale shared by the concatenated weight (TransformerEngine's
+    choice) would drop it into e4m3's subnormals.
+
+    Backward (``lib/Torch/Fp8Autograd.cpp``; the derivation is in
+    ``docs/Design.md``, "FP8"):
+
+    - dgrad ``dx = dy · W = (dy · diag(ŝ)) · W8``: the parts' scales are folded
+      into ``dy``'s columns while ``dy`` is quantized to ``float8_e5m2`` (per
+      tensor, or per row), then one GEMM with the transposed FP8 weight that
+      the forward's cast wrote;
+    - wgrad ``dW = dyᵀ · x``: one ``e5m2 × e4m3`` GEMM over the transposed FP8
+      copies of ``dy`` and ``x`` (``rowwise``: one scale per column, over the
+      tokens), or in the input's precision for ``rowwise_with_gw_hp``. Each
+      part's gradient is a row block of the one ``dW``, in the part's dtype;
+      frozen parts (``requires_grad=False``) get none.
+
+    Args:
+        input: ``[..., K]`` float32, float16 or bfloat16; K a multiple of 16.
+        weight: parts ``[N_i, K]`` of one of those dtypes (it may differ from
+            ``input``'s: float32 master weights), on ``input``'s device, each
+            N_i a multiple of 16.
+        bias: None, or one ``[N_i]`` tensor per part, of ``input``'s dtype.
+        recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``
+            (torchao's names and meanings).
+
+    Returns:
+        A new ``[..., ΣN_i]`` tensor of ``input``'s dtype. Under
+        ``torch.autocast`` the input and biases are cast to the autocast dtype;
+        the weight parts are quantized from their own dtype.
+
+    Raises:
+        RuntimeError: naming the argument, for a bad recipe, a dtype outside
+            float32/float16/bfloat16, K or an N_i that is not a multiple of 16,
+            mismatched shapes or devices, a bias of another dtype than the
+            input, or FP8 on a GPU below sm89.
+    """
+    return _FP8_LINEAR(input, list(weight), None if bias is None else list(bias), recipe)
+
+
+def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tensor], weight_scale_inv: Tensor,
+                  bias: Sequence[Tensor] | None = None, *, out_dtype: torch.dtype = torch.bfloat16,
+                  fast_accum: bool = False) -> Tensor:
+    """``y = sx * ŝ * (input · cat(weight)ᵀ) + cat(bias)`` over FP8 operands: one scaled GEMM.
+
+    ``sx`` is ``input_scale_inv`` (one value or one per row of the flattened
+    input), ``ŝ`` is ``weight_scale_inv`` (one value, or one per output column:
+    each row's part's ``scale_inv``, as :func:`fp8_cast_parts` returns it in
+    ``row_scale_inv``). On CUDA this is one cuBLASLt FP8 GEMM with outer-vector
+    scaling (one scalar scale on each side and one part: tensorwise scaling).
+    As for :func:`linear`, parts that are adjacent in one storage (row blocks of
+    one FP8 buffer) are used in place; others are copied into one FP8 buffer or
+    run one GEMM each (counters ``scaled_views``, ``scaled_cats``,
+    ``scaled_per_part_gemms`` of :func:`runtime_counters`).
+
+    Args:
+        input: ``[..., K]`` ``float8_e4m3fn`` or ``float8_e5m2``; K a multiple of 16.
+        input_scale_inv: float32 ``[1]`` or ``[M]`` (M: the leading dims flattened).
+        weight: FP8 parts ``[N_i, K]`` of one dtype, N_i multiples of 16;
+            ``float8_e5m2`` for both input and weight is not supported.
+        weight_scale_inv: float32 ``[1]`` or ``[ΣN_i]``.
+        bias: None, or one ``[N_i]`` tensor per part, of ``out_dtype``.
+        out_dtype: float32, float16 or bfloat16.
+        fast_accum: cuBLASLt's fast FP8 accumulation (faster, less exact; the
+            CPU target ignores it).
+
+    Returns:
+        A new ``[..., ΣN_i]`` tensor of ``out_dtype``. No autograd.
+
+    Raises:
+        RuntimeError: naming the argument, for a dtype, shape, scale size or
+            device that does not fit, e5m2 × e5m2, or a GPU below sm89.
+    """
+    return _SCALED_LINEAR(input, input_scale_inv, list(weight), weight_scale_inv,
+                          None if bias is None else list(bias), out_dtype, fast_accum)
+
+
+def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,
+                 write_out: bool = True, write_transposed: bool = False) -> Fp8Quantized:
+    """Quantizes ``input`` to FP8 with one scale per tensor, row or column.
+
+    ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``amax`` is taken over the
+    whole tensor (``axis="tensor"``), each row (``"rows"``) or each column
+    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0), the FP8 value
+    is ``saturate(rne(v * scale))`` and ``scale_inv = 1 / scale``, all in
+    float32, where ``v = input[m, k]``, or ``input[m, k] * col_scale[k]`` with
+    ``col_scale`` (the dgrad of :func:`fp8_linear` folds the weight parts'
+    ``scale_inv`` into ``dy``'s columns so). The CPU and CUDA targets give the
+    same bytes. On CUDA it never synchronizes with the host (CUDA-graph safe).
+
+    Args:
+        input: float32, float16 or bfloat16, at least 1-D.
+        dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
+        axis: ``"tensor"``, ``"rows"`` or ``"cols"``.
+        col_scale: None, or float32 ``[K]`` on ``input``'s device.
+        write_out: write the row-major copy ``[M, K]``.
+        write_transposed: write the transposed copy ``[K, M]`` (the K-major
+            operand Hopper's TN-only FP8 GEMM needs).
+
+    Returns:
+        :class:`Fp8Quantized` ``(data, data_t, scale_inv)``; copies not asked
+        for are ``[0, 0]`` tensors.
+
+    Raises:
+        RuntimeError: naming the argument, for a bad dtype, axis or
+            ``col_scale``.
+    """
+    return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed))
+
+
+def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False) -> Fp8Parts:
+    """Quantizes weight parts ``[N_i, K]`` into one FP8 buffer ``[ΣN_i, K]``, each with its own scale.
+
+    Part ``i`` gets ``scale_i = fp8_max / max |parts[i]|`` (the conventions of
+    :func:`fp8_quantize`, one scale per part). Two launches on CUDA (the amax
+    of every part, then the cast, which also writes the transpose when asked),
+    no host synchronization. The buffer's row blocks are adjacent, so
+    :func:`scaled_linear` uses them in place.
+
+    Args:
+        parts: one or more 2-D tensors of one dtype (float32, float16 or
+            bfloat16) and device, with the same K.
+        dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
+        write_transposed: also write ``[K, ΣN_i]`` (dgrad's operand).
+
+    Returns:
+        :class:`Fp8Parts` ``(data, data_t, scale_inv, row_scale_inv)``.
+
+    Raises:
+        RuntimeError: naming the part, for an empty list, a bad dtype, or
+            parts of other dtypes, devices or K.
+    """
+    return Fp8Parts(*_FP8_CAST_PARTS(list(parts), dtype, write_transposed))
+
+
 # The autograd formula lives in the op library (C++, ``LinearFunction`` in
-# lib/Torch/Autograd.cpp): a training step pays no Python on its hot path.
+# lib/Torch/Autograd.cpp; ``Fp8LinearFunction`` in lib/Torch/Fp8Autograd.cpp):
+# a training step pays no Python on its hot path.

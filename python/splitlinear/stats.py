@@ -14,7 +14,10 @@ Backend counters (this module, counted at compile time):
 
 Run-time counters (``splitlinear.ops.runtime_counters()``, counted by the op
 library at every call): ``views`` (parts were adjacent: no copy), ``cats``
-(a concat was materialized), ``per_part_gemms``, ``compiles``.
+(a concat was materialized), ``per_part_gemms``, ``compiles``; the same three
+paths for the input gradient (``dgrad_views``, ``dgrad_cats``,
+``dgrad_per_part_gemms``) and for the FP8 GEMMs of ``scaled_linear`` and
+``fp8_linear`` (``scaled_views``, ``scaled_cats``, ``scaled_per_part_gemms``).
 """
 
 from __future__ import annotations
@@ -64,8 +67,9 @@ def stats() -> dict[str, int]:
 
     Returns:
         A new dict ``{name: count}``.  The run-time keys (``views``, ``cats``,
-        ``per_part_gemms``, ``compiles``, the kernel cache's, and
-        ``dgrad_views``, ``dgrad_cats``, ``dgrad_per_part_gemms``; see
+        ``per_part_gemms``, ``compiles``, the kernel cache's,
+        ``dgrad_views``, ``dgrad_cats``, ``dgrad_per_part_gemms``, and the FP8
+        GEMMs' ``scaled_views``, ``scaled_cats``, ``scaled_per_part_gemms``; see
         :func:`splitlinear.ops.runtime_counters`) are present when the op
         library can be loaded; they are omitted (not zero) when it cannot.
     """

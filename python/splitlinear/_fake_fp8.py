@@ -1,0 +1,190 @@
+"""Fake (meta) kernels of the FP8 ops: ``fp8_quantize``, ``fp8_cast_parts``, ``scaled_linear``, ``fp8_linear``.
+
+As :mod:`._fake` does for ``linear``: output shapes and dtypes exactly as the
+C++ ops (``lib/Torch/Fp8Ops.cpp``) return them, ``[0, 0]`` tensors for the
+FP8 copies not asked for, and the C++ argument checks repeated with
+``torch._check`` and the same messages (dtypes printed as c10 prints them:
+``Float``, ``BFloat16``, ``Float8_e4m3fn``). ``fp8_linear``'s autograd kernel
+(``lib/Torch/Fp8Autograd.cpp``) calls the other three through the dispatcher,
+so AOTAutograd traces its forward and backward through these kernels.
+
+Sizes: K and every N_i must be multiples of 16 (the C++ op checks them, so
+here they are read, which specializes them; they are static in practice). The
+row count M (the input's flattened leading dims) is never read: the scale
+vectors are compared with it symbolically.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name
+
+#: The FP8 GEMM's granularity for K and N (cuBLASLt on sm89+; the CPU target checks the same).
+FP8_MULTIPLE = 16
+
+_EMPTY = (0, 0)
+
+
+def _quoted(names: Sequence[str]) -> str:
+    """``"a", "b" or "c"``: the valid names as the C++ messages list them."""
+    quoted = [f'"{n}"' for n in names]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+def _check_high_precision(dtype: torch.dtype, who: str, name: str) -> None:
+    torch._check(
+        dtype in FP8_HIGH_PRECISION_DTYPES,
+        lambda: f"{who}: {name} has dtype {c10_name(dtype)}; FP8 quantization takes float32, float16 or bfloat16",
+    )
+
+
+def _check_fp8(dtype: torch.dtype, who: str, name: str) -> None:
+    torch._check(
+        dtype in FP8_DTYPES,
+        lambda: f"{who}: {name} has dtype {c10_name(dtype)}; FP8 means float8_e4m3fn or float8_e5m2",
+    )
+
+
+def _check_scale_vector(t: Tensor, n: int | torch.SymInt, who: str, name: str, ref: Tensor) -> None:
+    """A 1-D float32 scale of 1 or ``n`` entries on ``ref``'s device (``checkScaleVector``)."""
+    torch._check(t.dim() == 1, lambda: f"{who}: {name} must be a 1-D float32 tensor")
+    torch._check(t.dtype == torch.float32,
+                 lambda: f"{who}: {name} has dtype {c10_name(t.dtype)} but scales are float32")
+    torch._check(t.device == ref.device, lambda: f"{who}: {name} is on {t.device} but input is on {ref.device}")
+    entries = t.shape[0]
+    # Either size may be symbolic (M): a known 1 reads nothing, else the check is deferred.
+    torch._check(guard_or_false(entries == 1) or entries == n,
+                 lambda: f"{who}: {name} has {entries} entries; expected 1 or {n}")
+
+
+def _rows(t: Tensor) -> int | torch.SymInt:
+    """M: the product of all dims but the last (``flatten2d``)."""
+    return math.prod(t.shape[:-1])
+
+
+def _check_recipe(recipe: str, who: str) -> None:
+    torch._check(recipe in FP8_RECIPES,
+                 lambda: f'{who}: recipe must be {_quoted(FP8_RECIPES)}, got "{recipe}"')
+
+
+@torch.library.register_fake("splitlinear::fp8_quantize")
+def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None,
+                       write_out: bool = True, write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+    who = "splitlinear.fp8_quantize"
+    torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
+    _check_high_precision(input.dtype, who, "input")
+    _check_fp8(dtype, who, "dtype")
+    torch._check(axis in FP8_AXES, lambda: f'{who}: axis must be {_quoted(FP8_AXES)}, got "{axis}"')
+    m, k = _rows(input), input.shape[-1]
+    if col_scale is not None:
+        _check_scale_vector(col_scale, k, who, "col_scale", input)
+        torch._check(col_scale.shape[0] == k,
+                     lambda: f"{who}: col_scale has {col_scale.shape[0]} entries but input has K = {k}")
+    out = input.new_empty((m, k) if write_out else _EMPTY, dtype=dtype)
+    out_t = input.new_empty((k, m) if write_transposed else _EMPTY, dtype=dtype)
+    scales = 1 if axis == "tensor" else m if axis == "rows" else k
+    return out, out_t, input.new_empty((scales,), dtype=torch.float32)
+
+
+@torch.library.register_fake("splitlinear::fp8_cast_parts")
+def _fp8_cast_parts_fake(parts: Sequence[Tensor], dtype: torch.dtype,
+                         write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    who = "splitlinear.fp8_cast_parts"
+    torch._check(len(parts) > 0, lambda: f"{who}: parts must hold at least one tensor")
+    _check_fp8(dtype, who, "dtype")
+    first = parts[0]
+    torch._check(first.dim() == 2, lambda: f"{who}: parts[0] must be 2-D [N_0, K]")
+    k = first.shape[1]
+    for i, p in enumerate(parts):
+        torch._check(p.dim() == 2, lambda: f"{who}: parts[{i}] must be 2-D [N_i, K]")
+        _check_high_precision(p.dtype, who, f"parts[{i}]")
+        torch._check(p.dtype == first.dtype, lambda: f"{who}: parts[{i}] has dtype {c10_name(p.dtype)} "
+                     f"but parts[0] has {c10_name(first.dtype)}")
+        torch._check(p.device == first.device,
+                     lambda: f"{who}: parts[{i}] is on {p.device} but parts[0] is on {first.device}")
+        torch._check(p.shape[1] == k, lambda: f"{who}: parts[{i}] has {p.shape[1]} columns but parts[0] has K = {k}")
+    n = sum(p.shape[0] for p in parts)
+    w8 = first.new_empty((n, k), dtype=dtype)
+    w8_t = first.new_empty((k, n) if write_transposed else _EMPTY, dtype=dtype)
+    scale_inv = first.new_empty((len(parts),), dtype=torch.float32)
+    return w8, w8_t, scale_inv, first.new_empty((n,), dtype=torch.float32)
+
+
+def _check_bias(bias: Sequence[Tensor], weight: Sequence[Tensor], dtype: torch.dtype, dtype_owner: str,
+                input: Tensor, who: str) -> None:
+    """Bias parts ``[N_i]`` of ``dtype`` on the input's device, one per weight part."""
+    torch._check(len(bias) == len(weight),
+                 lambda: f"{who}: bias has {len(bias)} tensors but weight has {len(weight)}")
+    for i, b in enumerate(bias):
+        rows = weight[i].shape[0]
+        torch._check(b.dim() == 1 and b.shape[0] == rows,
+                     lambda: f"{who}: bias[{i}] must be 1-D with {rows} elements (the rows of weight[{i}])")
+        torch._check(b.dtype == dtype, lambda: f"{who}: bias[{i}] has dtype {c10_name(b.dtype)} "
+                     f"but {dtype_owner} {c10_name(dtype)}")
+        torch._check(b.device == input.device, lambda: f"{who}: bias[{i}] is on {b.device} but input is on {input.device}")
+
+
+def _check_parts_layout(weight: Sequence[Tensor], input: Tensor, k: int, who: str, fp8: bool) -> int:
+    """The weight parts' dtype (FP8 or high precision, one for all), device and sizes; returns Σ N_i."""
+    torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
+    first = weight[0]
+    for i, w in enumerate(weight):
+        name = f"weight[{i}]"
+        torch._check(w.dim() == 2, lambda: f"{who}: {name} must be 2-D [N_i, K]")
+        if fp8:
+            _check_fp8(w.dtype, who, name)
+        else:
+            _check_high_precision(w.dtype, who, name)
+        torch._check(w.dtype == first.dtype, lambda: f"{who}: {name} has dtype {c10_name(w.dtype)} "
+                     f"but weight[0] has {c10_name(first.dtype)}")
+        torch._check(w.device == input.device, lambda: f"{who}: {name} is on {w.device} but input is on {input.device}")
+        torch._check(w.shape[1] == k, lambda: f"{who}: {name} has {w.shape[1]} columns but input has K = {k}")
+        torch._check(w.shape[0] % FP8_MULTIPLE == 0,
+                     lambda: f"{who}: {name} has {w.shape[0]} rows; FP8 GEMMs need a multiple of 16")
+    return sum(w.shape[0] for w in weight)
+
+
+@torch.library.register_fake("splitlinear::scaled_linear")
+def _scaled_linear_fake(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tensor], weight_scale_inv: Tensor,
+                        bias: Sequence[Tensor] | None = None, out_dtype: torch.dtype = torch.bfloat16,
+                        fast_accum: bool = False) -> Tensor:
+    who = "splitlinear.scaled_linear"
+    torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
+    _check_fp8(input.dtype, who, "input")
+    torch._check(out_dtype in FP8_HIGH_PRECISION_DTYPES,
+                 lambda: f"{who}: out_dtype {c10_name(out_dtype)} is not supported (float32, float16, bfloat16)")
+    k = input.shape[-1]
+    torch._check(k % FP8_MULTIPLE == 0, lambda: f"{who}: input has K = {k} columns; FP8 GEMMs need a multiple of 16")
+    n = _check_parts_layout(weight, input, k, who, fp8=True)
+    torch._check(
+        not (input.dtype == torch.float8_e5m2 and weight[0].dtype == torch.float8_e5m2),
+        lambda: f"{who}: input and weight are both float8_e5m2; the FP8 GEMM takes e4m3fn x e4m3fn, "
+        "e5m2 x e4m3fn or e4m3fn x e5m2",
+    )
+    if bias is not None:
+        _check_bias(bias, weight, out_dtype, "out_dtype is", input, who)
+    _check_scale_vector(input_scale_inv, _rows(input), who, "input_scale_inv", input)
+    _check_scale_vector(weight_scale_inv, n, who, "weight_scale_inv", input)
+    return input.new_empty((*input.shape[:-1], n), dtype=out_dtype)
+
+
+@torch.library.register_fake("splitlinear::fp8_linear")
+def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None,
+                     recipe: str = "tensorwise") -> Tensor:
+    # The order of the C++ kernel (fp8Linear): the recipe, then checkFp8LinearArgs.
+    who = "splitlinear.fp8_linear"
+    _check_recipe(recipe, who)
+    torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
+    _check_high_precision(input.dtype, who, "input")
+    k = input.shape[-1]
+    torch._check(k % FP8_MULTIPLE == 0, lambda: f"{who}: input has K = {k} features; FP8 GEMMs need a multiple of 16")
+    n = _check_parts_layout(weight, input, k, who, fp8=False)
+    if bias is not None:
+        _check_bias(bias, weight, input.dtype, "input has", input, who)
+    return input.new_empty((*input.shape[:-1], n))
