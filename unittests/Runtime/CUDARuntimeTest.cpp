@@ -856,13 +856,16 @@ void runScaledGemmOnGpu(slinrt_context *gpu, cudaStream_t stream,
 }
 
 /// Every element of c.d within one ulp of the output type at the exact
-/// value, plus what fp32 (or fast FP8) accumulation may lose to
-/// cancellation.
-void expectWithinOneUlp(const ScaledGemmCase &c, int fastAccum) {
+/// value, plus what the FP8 tensor cores' accumulation may lose. That is
+/// not fp32's: Hopper keeps about 14 bits of the partial sums of an FP8
+/// MMA, with or without fast accumulation (which only changes how often
+/// cuBLASLt promotes them to fp32; DeepSeek-V3 technical report, 3.3.2).
+/// Measured on the H200: fp32 outputs up to ~2^-13 of Σ|a·b| off the exact
+/// value with fast accumulation off, so the bound is 2^-12 of it.
+void expectWithinOneUlp(const ScaledGemmCase &c) {
   int bits = c.outType == SLINRT_F32 ? 24 : c.outType == SLINRT_F16 ? 11 : 8;
   int minExponent = c.outType == SLINRT_F16 ? -24 : -149;
-  double accumulation = fastAccum ? std::ldexp(1.0, -12)
-                                  : 2 * (c.K + 4) * std::ldexp(1.0, -24);
+  double accumulation = std::ldexp(1.0, -12);
   for (int64_t m = 0; m < c.M; ++m)
     for (int64_t n = 0; n < c.N; ++n) {
       auto [exact, magnitude] = c.exact(m, n);
@@ -906,7 +909,7 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
                              outType, scaling, withBias);
             runScaledGemmOnGpu(gpu, stream, c, fastAccum);
             ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
-            expectWithinOneUlp(c, fastAccum);
+            expectWithinOneUlp(c);
             EXPECT_EQ(c.d.changedOutsideView(3.0), 0);
             ++runs;
           }
@@ -934,7 +937,7 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmMisalignedBiasAndEmptyK) {
     int64_t before = slinrt_context_counters(gpu).epilogue_fallbacks;
     runScaledGemmOnGpu(gpu, stream, c, 1);
     ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
-    expectWithinOneUlp(c, 1);
+    expectWithinOneUlp(c);
     EXPECT_EQ(slinrt_context_counters(gpu).epilogue_fallbacks, before + 1);
   }
   // K = 0 writes the bias.

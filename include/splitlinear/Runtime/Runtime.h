@@ -340,6 +340,10 @@ SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
 //     computes exactly: A and B are decoded (exact in fp32), multiplied by
 //     the context's fp32 GEMM, then D = round_T(sA · sB · acc + bias).
 //     M = 0 or N = 0 writes nothing; K = 0 writes the bias (or zeros).
+//     Hopper's FP8 tensor cores keep about 14 bits of their partial sums,
+//     so a CUDA fp32 output may differ from the CPU's exact one by ~2^-13
+//     of Σ|a·b| (bf16 outputs: within an ulp; torch._scaled_mm rowwise on
+//     the same inputs gives the same bits).
 //
 //   void _mlir_ciface_slinrt_TGT_copy2d_S_T(slinrt_context *ctx,
 //       slinrt_memref2d *src, slinrt_memref2d *dst);
