@@ -118,10 +118,10 @@ typedef struct SlinKernelSpec {
                                   the IR after every pass here; NULL or "":
                                   nowhere */
   /* SCALED_FPROP only (other kinds ignore them; zero-initialize): */
-  int32_t input_dtype;         /* the FP8 type of x8: SLINRT_F8E4M3FN or
-                                  SLINRT_F8E5M2 */
-  int32_t scaling;             /* a slinrt_scaling */
-  int32_t fast_accum;          /* non-zero: cuBLASLt fast FP8 accumulation */
+  int32_t input_dtype; /* the FP8 type of x8: SLINRT_F8E4M3FN or
+                          SLINRT_F8E5M2 */
+  int32_t scaling;     /* a slinrt_scaling */
+  int32_t fast_accum;  /* non-zero: cuBLASLt fast FP8 accumulation */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public

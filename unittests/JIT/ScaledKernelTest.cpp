@@ -72,8 +72,7 @@ uint8_t randomFp8(slinrt_dtype dtype, std::mt19937 &gen) {
   if (c == 0)
     return 0;
   uint8_t sign = (c & 1) ? 0x80 : 0;
-  return sign |
-         static_cast<uint8_t>((exponent(gen) + bias) << mantissaBits) |
+  return sign | static_cast<uint8_t>((exponent(gen) + bias) << mantissaBits) |
          static_cast<uint8_t>(mantissa(gen));
 }
 
@@ -140,10 +139,9 @@ void storeOutput(slinrt_dtype dtype, double v, void *p) {
     h = static_cast<uint16_t>(bits >> 16); // exact: v has <= 8 bits
   } else {
     int exponent = static_cast<int>((bits >> 23) & 0xFF) - 127 + 15;
-    h = static_cast<uint16_t>(((bits >> 16) & 0x8000) |
-                              (f == 0 ? 0
-                                      : (exponent << 10) |
-                                            ((bits >> 13) & 0x3FF)));
+    h = static_cast<uint16_t>(
+        ((bits >> 16) & 0x8000) |
+        (f == 0 ? 0 : (exponent << 10) | ((bits >> 13) & 0x3FF)));
   }
   std::memcpy(p, &h, 2);
 }
@@ -154,7 +152,8 @@ size_t bytesOf(slinrt_dtype dtype) { return dtype == SLINRT_F32 ? 4 : 2; }
 /// operands).
 struct Aligned {
   explicit Aligned(size_t bytes)
-      : data(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) & ~63ul))) {
+      : data(
+            static_cast<char *>(std::aligned_alloc(64, (bytes + 63) & ~63ul))) {
     std::memset(data.get(), 0, (bytes + 63) & ~63ul);
   }
   char *get() const { return data.get(); }
@@ -254,10 +253,10 @@ struct ScaledCase {
   int32_t run(void (*entry)(void **), slinrt_context *ctx) {
     size_t parts = rows.size();
     slinrt_memref2d dx = {x.get(), x.get(), 0, {M, K}, {K, 1}};
-    slinrt_memref1d dsx = {sx.data(), sx.data(), 0,
-                           {static_cast<int64_t>(sx.size())}, {1}};
-    slinrt_memref1d dsw = {sw.data(), sw.data(), 0,
-                           {static_cast<int64_t>(sw.size())}, {1}};
+    slinrt_memref1d dsx = {
+        sx.data(), sx.data(), 0, {static_cast<int64_t>(sx.size())}, {1}};
+    slinrt_memref1d dsw = {
+        sw.data(), sw.data(), 0, {static_cast<int64_t>(sw.size())}, {1}};
     slinrt_memref2d dy = {y.get(), y.get(), 0, {M, N}, {N, 1}};
     std::vector<slinrt_memref2d> dw(parts);
     std::vector<slinrt_memref1d> db(parts);
@@ -331,8 +330,7 @@ TEST(ScaledKernelTest, OnePartTensorwiseMatchesEmulation) {
   ASSERT_NE(ctx, nullptr);
   ScaledCase data(7, spec, {48}, /*reversed=*/false);
   EXPECT_EQ(data.run(kernel->entry, ctx), kView);
-  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK)
-      << slinrt_context_error(ctx);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(slinrt_context_counters(ctx).scaled_gemms, 1);
   data.check("one part");
   slinrt_context_destroy(ctx);
