@@ -1,7 +1,10 @@
 //===- CUDARuntime.cpp - CUDA backend (cuBLASLt) ----------------*- C++ -*-===//
 //
 // GEMMs through cuBLASLt, copies through cudaMemcpy2DAsync or a conversion
-// kernel, and the default stream-ordered device allocator.
+// kernel, and the default stream-ordered device allocator. The FP8 scaled GEMM
+// (sm89+) runs through the same plans, with the FP8 operand types, the scale
+// mode and fast accumulation in the key and the scale pointers set per call;
+// the FP8 quantization functions launch the kernels of QuantizeKernels.cu.
 //
 // State: one cuBLASLt handle per device, created lazily and cached for the
 // process together with an algorithm cache (heuristic queries cost host time
