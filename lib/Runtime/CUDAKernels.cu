@@ -54,6 +54,14 @@ __global__ void broadcastRowsKernel(T *d, int64_t ldd, int64_t M, int64_t N,
       d[m * ldd + n] = bias ? bias[n] : T{};
 }
 
+__global__ void addRowsKernel(float *d, int64_t ldd, int64_t M, int64_t N,
+                              const float *bias) {
+  for (int64_t m = blockIdx.y; m < M; m += gridDim.y)
+    for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N;
+         n += int64_t(gridDim.x) * blockDim.x)
+      d[m * ldd + n] += bias[n];
+}
+
 /// Row sums when a row is contiguous (colStride == 1): one warp per row.
 template <typename T>
 __global__ void rowSumsContiguousKernel(const T *a, int64_t rowStride,
@@ -141,8 +149,8 @@ cudaError_t launchConvertCopy(slinrt_dtype srcType, slinrt_dtype dstType,
     return launchKernel(&convertCopyKernel<uint8_t, uint8_t>,
                         rowGrid(rows, cols), dim3(kThreads), stream,
                         static_cast<const uint8_t *>(src), srcRowStride,
-                        srcColStride, static_cast<uint8_t *>(dst),
-                        dstRowStride, dstColStride, rows, cols);
+                        srcColStride, static_cast<uint8_t *>(dst), dstRowStride,
+                        dstColStride, rows, cols);
   }
   return dispatch(srcType, [&](auto s) {
     return dispatch(dstType, [&](auto t) {
@@ -167,6 +175,14 @@ cudaError_t launchBroadcastRows(slinrt_dtype dtype, void *d, int64_t ldd,
                         stream, static_cast<T *>(d), ldd, M, N,
                         static_cast<const T *>(bias));
   });
+}
+
+cudaError_t launchAddRowsF32(float *d, int64_t ldd, int64_t M, int64_t N,
+                             const float *bias, cudaStream_t stream) {
+  if (M <= 0 || N <= 0)
+    return cudaSuccess;
+  return launchKernel(&addRowsKernel, rowGrid(M, N), dim3(kThreads), stream, d,
+                      ldd, M, N, bias);
 }
 
 cudaError_t launchRowSums(slinrt_dtype dtype, const void *a, int64_t rowStride,

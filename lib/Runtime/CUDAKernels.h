@@ -33,6 +33,11 @@ cudaError_t launchBroadcastRows(slinrt_dtype dtype, void *d, int64_t ldd,
                                 int64_t M, int64_t N, const void *bias,
                                 cudaStream_t stream);
 
+/// d[m, n] += bias[n] for a row-major fp32 M x N matrix with `ldd` (the
+/// bias of an FP8 GEMM with fp32 output, after the GEMM).
+cudaError_t launchAddRowsF32(float *d, int64_t ldd, int64_t M, int64_t N,
+                             const float *bias, cudaStream_t stream);
+
 /// out[m] = sum_k a[m * rowStride + k * colStride] for m < M, k < K,
 /// accumulated in fp32 (fp64 for f64); zeros when K = 0.
 cudaError_t launchRowSums(slinrt_dtype dtype, const void *a, int64_t rowStride,

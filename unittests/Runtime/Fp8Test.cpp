@@ -75,27 +75,18 @@ TEST(Fp8Encoding, DecodesLikeTorch) {
       EXPECT_TRUE(sameBits(e5, t5)) << b << ": " << e5 << " vs " << t5;
     }
     // Every finite value encodes back to its byte.
-    if (std::isfinite(e4))
+    if (std::isfinite(e4)) {
       EXPECT_EQ(slinrt::encodeFp8<slinrt::Float8E4M3FN>(e4), b);
-    if (std::isfinite(e5))
+    }
+    if (std::isfinite(e5)) {
       EXPECT_EQ(slinrt::encodeFp8<slinrt::Float8E5M2>(e5), b);
+    }
   }
 }
 
 //===----------------------------------------------------------------------===//
 // Quantization on the CPU
 //===----------------------------------------------------------------------===//
-
-/// An input matrix of `src` with a padded row stride and random values of
-/// magnitude up to `range` (a few exact zeros, a few negative).
-TestMatrix randomInput(std::mt19937_64 &rng, slinrt_dtype src, int64_t rows,
-                       int64_t cols, double range, int64_t pad = 5) {
-  TestMatrix x = TestMatrix::rowMajor(src, rows, cols, pad, 3);
-  x.fillRandom(rng, -range, range);
-  if (rows > 1 && cols > 1)
-    x.set(1, 1, 0.0);
-  return x;
-}
 
 /// The fp32 values of x (· colScale) the quantization sees.
 std::vector<float> valuesOf(const TestMatrix &x, const float *colScale) {
@@ -153,29 +144,6 @@ const char *axisName(slinrt_quant_axis axis) {
                                      : "cols";
 }
 
-/// Exact comparison of float vectors (bits).
-::testing::AssertionResult sameFloats(const std::vector<float> &got,
-                                      const std::vector<float> &want) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "sizes differ";
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!sameBits(got[i], want[i]))
-      return ::testing::AssertionFailure()
-             << "[" << i << "]: " << std::hexfloat << got[i] << " vs "
-             << want[i];
-  return ::testing::AssertionSuccess();
-}
-
-::testing::AssertionResult sameBytes(const Bytes &got, const Bytes &want) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "sizes differ";
-  for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != want[i])
-      return ::testing::AssertionFailure()
-             << "byte " << i << ": " << int(got[i]) << " vs " << int(want[i]);
-  return ::testing::AssertionSuccess();
-}
-
 TEST(Fp8Quantize, EveryAxisMatchesTheReference) {
   std::mt19937_64 rng(1901);
   ContextHolder ctx(slinrt_context_create_cpu());
@@ -218,8 +186,8 @@ TEST(Fp8Quantize, OptionalOutputsMayBeNull) {
   std::mt19937_64 rng(1902);
   ContextHolder ctx(slinrt_context_create_cpu());
   TestMatrix x = randomInput(rng, SLINRT_BF16, 9, 16, 2.0);
-  QuantRef want = referenceQuantize(SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x,
-                                    nullptr);
+  QuantRef want =
+      referenceQuantize(SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x, nullptr);
   std::vector<float> scaleInv(9);
   Bytes outT(9 * 16);
   slinrt_quantize_fp8(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
@@ -269,27 +237,6 @@ TEST(Fp8Quantize, SpecialValues) {
   EXPECT_TRUE(std::isnan(rowAmax[1]));
 }
 
-/// Parts [rows_i, K] with their own magnitudes and row strides.
-struct PartsFixture {
-  std::vector<TestMatrix> parts;
-  std::vector<slinrt_memref2d> refs;
-  int64_t totalRows = 0;
-};
-
-PartsFixture makeParts(std::mt19937_64 &rng, slinrt_dtype src, int64_t K,
-                       const std::vector<std::pair<int64_t, double>> &spec) {
-  PartsFixture f;
-  int64_t pad = 0;
-  for (const auto &[rows, range] : spec) {
-    f.parts.push_back(randomInput(rng, src, rows, K, range, pad));
-    pad += 3;
-    f.totalRows += rows;
-  }
-  for (TestMatrix &p : f.parts)
-    f.refs.push_back(*p.ref());
-  return f;
-}
-
 TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
   std::mt19937_64 rng(1903);
   ContextHolder ctx(slinrt_context_create_cpu());
@@ -298,7 +245,8 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
     for (slinrt_dtype dst : kFp8Types) {
       SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst));
       // The second part is 1e4 smaller than the first.
-      PartsFixture f = makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
+      PartsFixture f =
+          makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
       int64_t P = int64_t(f.parts.size()), R = f.totalRows;
       std::vector<float> amax(P, -1);
       slinrt_amax_parts(ctx, src, P, f.refs.data(), amax.data());
@@ -315,8 +263,7 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
       int64_t row0 = 0;
       for (int64_t i = 0; i < P; ++i) {
         const TestMatrix &x = f.parts[i];
-        QuantRef want =
-            referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
+        QuantRef want = referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
         EXPECT_TRUE(sameBits(amax[i], want.amax[0])) << "part " << i;
         EXPECT_TRUE(sameBits(scaleInv[i], want.scaleInv[0])) << "part " << i;
         double worst = 0;
@@ -324,8 +271,8 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
           EXPECT_TRUE(sameBits(rowScaleInv[row0 + r], want.scaleInv[0]));
           for (int64_t k = 0; k < K; ++k) {
             uint8_t q = out[(row0 + r) * K + k];
-            ASSERT_EQ(q, want.out[r * K + k]) << "part " << i << " (" << r
-                                              << ", " << k << ")";
+            ASSERT_EQ(q, want.out[r * K + k])
+                << "part " << i << " (" << r << ", " << k << ")";
             ASSERT_EQ(outT[k * R + row0 + r], q);
             // Dequantized error relative to the part's own amax.
             double back = double(scaleInv[i]) * decodeFp8Ref(dst, q);
@@ -356,10 +303,10 @@ TEST(Fp8CastParts, ASharedScaleWouldLoseTheSmallPart) {
     for (int c = 0; c < 16; ++c) {
       float v = toF32(small.get(r, c));
       auto err = [&](float scale) {
-        return std::fabs(decodeFp8Ref(SLINRT_F8E4M3FN,
-                                      refQuant(SLINRT_F8E4M3FN, v, scale)) /
-                             scale -
-                         v);
+        return std::fabs(
+            decodeFp8Ref(SLINRT_F8E4M3FN, refQuant(SLINRT_F8E4M3FN, v, scale)) /
+                scale -
+            v);
       };
       sharedErr = std::max(sharedErr, err(shared));
       ownErr = std::max(ownErr, err(own));
@@ -382,8 +329,8 @@ TEST(Fp8CastParts, EmptyPartsAndNoOptionalOutputs) {
                         out.data(), nullptr, scaleInv, nullptr);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(scaleInv[0], 1.0f);
-  QuantRef want =
-      referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR, f.parts[1], nullptr);
+  QuantRef want = referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR,
+                                    f.parts[1], nullptr);
   EXPECT_TRUE(sameBytes(out, want.out));
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 2);
 }
@@ -447,8 +394,8 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1, parts, amax,
                         nullptr, nullptr, nullptr, nullptr);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "out is NULL");
-  slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax,
-                        out.data(), nullptr, nullptr, nullptr);
+  slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax, out.data(),
+                        nullptr, nullptr, nullptr);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "dst dtype f32");
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 0);
 }
@@ -456,82 +403,6 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
 //===----------------------------------------------------------------------===//
 // Scaled GEMM on the CPU
 //===----------------------------------------------------------------------===//
-
-using ScaledGemmFn = void (*)(slinrt_context *, slinrt_memref2d *,
-                              slinrt_memref2d *, slinrt_memref2d *,
-                              slinrt_memref1d *, slinrt_memref1d *,
-                              slinrt_memref1d *, int32_t, int32_t, int32_t,
-                              int32_t);
-
-ScaledGemmFn cpuScaledGemm(slinrt_dtype out) {
-  switch (out) {
-#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
-  case ENUM:                                                                   \
-    return _mlir_ciface_slinrt_cpu_scaled_gemm_##T;
-#include "splitlinear/Runtime/RuntimeEntryPoints.def"
-  default:
-    return nullptr;
-  }
-}
-
-/// The operands of a scaled GEMM test, 16-byte aligned, padded rows.
-struct ScaledGemmCase {
-  int64_t M, N, K, lda, ldb;
-  slinrt_dtype aType, bType, outType;
-  slinrt_scaling scaling;
-  bool withBias;
-  Bytes a, b;
-  std::vector<float> scaleA, scaleB;
-  TestMatrix d;
-  TestVector bias;
-  slinrt_memref2d aRef, bRef;
-  slinrt_memref1d sARef, sBRef;
-
-  ScaledGemmCase(std::mt19937_64 &rng, int64_t M, int64_t N, int64_t K,
-                 slinrt_dtype aType, slinrt_dtype bType, slinrt_dtype outType,
-                 slinrt_scaling scaling, bool withBias)
-      : M(M), N(N), K(K), lda(K + 16), ldb(K + 32), aType(aType),
-        bType(bType), outType(outType), scaling(scaling), withBias(withBias),
-        d(TestMatrix::rowMajor(outType, M, N, 16)), bias(outType, N) {
-    a = randomFp8(rng, aType, size_t(M * lda), aType == SLINRT_F8E5M2 ? 2000 : 400);
-    b = randomFp8(rng, bType, size_t(N * ldb), bType == SLINRT_F8E5M2 ? 2000 : 400);
-    std::uniform_real_distribution<double> sd(1e-4, 1e-2);
-    bool outer = scaling == SLINRT_SCALING_OUTER_VECTOR;
-    scaleA.resize(outer ? M : 1);
-    scaleB.resize(outer ? N : 1);
-    for (float &s : scaleA)
-      s = toF32(sd(rng));
-    for (float &s : scaleB)
-      s = toF32(sd(rng) * 10);
-    bias.fillRandom(rng, -5, 5);
-    d.fillBuffer(3.0);
-    aRef = matrixRef(a.data(), M, K, lda);
-    bRef = matrixRef(b.data(), N, K, ldb);
-    sARef = vectorRef(scaleA.data(), int64_t(scaleA.size()));
-    sBRef = vectorRef(scaleB.data(), int64_t(scaleB.size()));
-  }
-
-  double sA(int64_t m) const { return scaleA[scaleA.size() > 1 ? m : 0]; }
-  double sB(int64_t n) const { return scaleB[scaleB.size() > 1 ? n : 0]; }
-  /// The exact result before the output rounding, and the sum of the
-  /// magnitudes of its terms.
-  std::pair<double, double> exact(int64_t m, int64_t n) const {
-    double sum = 0, magnitude = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      double t = decodeFp8Ref(aType, a[m * lda + k]) *
-                 decodeFp8Ref(bType, b[n * ldb + k]);
-      sum += t;
-      magnitude += std::fabs(t);
-    }
-    double s = sA(m) * sB(n);
-    double value = s * sum + (withBias ? bias.get(n) : 0.0);
-    return {value, s * magnitude + (withBias ? std::fabs(bias.get(n)) : 0.0)};
-  }
-  void run(ScaledGemmFn fn, slinrt_context *ctx, int fastAccum = 0) {
-    fn(ctx, &aRef, &bRef, d.ref(), &sARef, &sBRef,
-       withBias ? bias.ref() : nullptr, aType, bType, scaling, fastAccum);
-  }
-};
 
 /// The CPU bound: the output rounding plus fp32 accumulation and the fp32
 /// scale products (a few units of 2^-24 of the term magnitudes).
@@ -561,16 +432,16 @@ TEST(Fp8ScaledGemm, MatchesFloat64Emulation) {
                        dtypeName(types.first) + "x" + dtypeName(types.second) +
                        (scaling ? " outer" : " tensor") +
                        (withBias ? " bias" : ""));
-          ScaledGemmCase c(rng, 19, 32, 48, types.first, types.second,
-                           outType, scaling, withBias);
+          ScaledGemmCase c(rng, 19, 32, 48, types.first, types.second, outType,
+                           scaling, withBias);
           c.run(cpuScaledGemm(outType), ctx);
           ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
               << slinrt_context_error(ctx);
           for (int64_t m = 0; m < c.M; ++m)
             for (int64_t n = 0; n < c.N; ++n) {
               auto [exact, magnitude] = c.exact(m, n);
-              ASSERT_TRUE(withinCpuBound(c.d.get(m, n), exact, magnitude,
-                                         outType, c.K))
+              ASSERT_TRUE(
+                  withinCpuBound(c.d.get(m, n), exact, magnitude, outType, c.K))
                   << "(" << m << ", " << n << ")";
             }
           EXPECT_EQ(c.d.changedOutsideView(3.0), 0);
@@ -614,8 +485,8 @@ TEST(Fp8ScaledGemm, RunsThroughTheCpuGemmHook) {
   for (int64_t m = 0; m < c.M; ++m)
     for (int64_t n = 0; n < c.N; ++n) {
       auto [exact, magnitude] = c.exact(m, n);
-      ASSERT_TRUE(withinCpuBound(c.d.get(m, n), exact, magnitude, SLINRT_BF16,
-                                 c.K));
+      ASSERT_TRUE(
+          withinCpuBound(c.d.get(m, n), exact, magnitude, SLINRT_BF16, c.K));
     }
 }
 
@@ -633,8 +504,8 @@ TEST(Fp8ScaledGemm, EmptyDimensions) {
   c.run(cpuScaledGemm(SLINRT_F32), ctx);
   EXPECT_EQ(c.d.get(1, 5), 0.0);
   // M = 0 writes nothing.
-  ScaledGemmCase e(rng, 0, 16, 32, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
-                   SLINRT_F16, SLINRT_SCALING_OUTER_VECTOR, true);
+  ScaledGemmCase e(rng, 0, 16, 32, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN, SLINRT_F16,
+                   SLINRT_SCALING_OUTER_VECTOR, true);
   e.run(cpuScaledGemm(SLINRT_F16), ctx);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
 }
@@ -661,8 +532,8 @@ TEST(Fp8ScaledGemm, BadInputsNameTheOperand) {
   }
   {
     ScaledGemmCase c = fresh();
-    fn(ctx, &c.aRef, nullptr, c.d.ref(), &c.sARef, &c.sBRef, nullptr,
-       c.aType, c.bType, c.scaling, 0);
+    fn(ctx, &c.aRef, nullptr, c.d.ref(), &c.sARef, &c.sBRef, nullptr, c.aType,
+       c.bType, c.scaling, 0);
     expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "operand B is a NULL");
   }
   {

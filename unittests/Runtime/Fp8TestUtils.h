@@ -14,6 +14,8 @@
 
 #include "TestUtils.h"
 
+#include <gtest/gtest.h>
+
 namespace slinrt_test {
 
 /// Mantissa bits, bias and largest finite value of an FP8 dtype.
@@ -119,6 +121,149 @@ inline slinrt_memref2d matrixRef(void *data, int64_t rows, int64_t cols,
                                  int64_t ld, int64_t offset = 0) {
   return slinrt_memref2d{data, data, offset, {rows, cols}, {ld, 1}};
 }
+
+/// An input matrix of `src` with a padded row stride, element offset
+/// `offset`, and random values of magnitude up to `range` (one exact zero).
+inline TestMatrix randomInput(std::mt19937_64 &rng, slinrt_dtype src,
+                              int64_t rows, int64_t cols, double range,
+                              int64_t pad = 5, int64_t offset = 3) {
+  TestMatrix x = TestMatrix::rowMajor(src, rows, cols, pad, offset);
+  x.fillRandom(rng, -range, range);
+  if (rows > 1 && cols > 1)
+    x.set(1, 1, 0.0);
+  return x;
+}
+
+/// Exact comparison of float vectors (bits).
+inline ::testing::AssertionResult sameFloats(const std::vector<float> &got,
+                                             const std::vector<float> &want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!sameBits(got[i], want[i]))
+      return ::testing::AssertionFailure() << "[" << i << "]: " << std::hexfloat
+                                           << got[i] << " vs " << want[i];
+  return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult sameBytes(const Bytes &got,
+                                            const Bytes &want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << "sizes differ";
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return ::testing::AssertionFailure()
+             << "byte " << i << ": " << int(got[i]) << " vs " << int(want[i]);
+  return ::testing::AssertionSuccess();
+}
+
+/// Parts [rows_i, K] with their own magnitudes and row strides.
+struct PartsFixture {
+  std::vector<TestMatrix> parts;
+  std::vector<slinrt_memref2d> refs;
+  int64_t totalRows = 0;
+};
+
+/// Part i has a row padding of i · padStep elements and element offset
+/// `offset` (0 and a padStep of 8: 16-byte aligned rows).
+inline PartsFixture
+makeParts(std::mt19937_64 &rng, slinrt_dtype src, int64_t K,
+          const std::vector<std::pair<int64_t, double>> &spec,
+          int64_t padStep = 3, int64_t offset = 3) {
+  PartsFixture f;
+  int64_t pad = 0;
+  for (const auto &[rows, range] : spec) {
+    f.parts.push_back(randomInput(rng, src, rows, K, range, pad, offset));
+    pad += padStep;
+    f.totalRows += rows;
+  }
+  for (TestMatrix &p : f.parts)
+    f.refs.push_back(*p.ref());
+  return f;
+}
+
+using ScaledGemmFn = void (*)(slinrt_context *, slinrt_memref2d *,
+                              slinrt_memref2d *, slinrt_memref2d *,
+                              slinrt_memref1d *, slinrt_memref1d *,
+                              slinrt_memref1d *, int32_t, int32_t, int32_t,
+                              int32_t);
+
+/// The `_mlir_ciface_slinrt_<tgt>_scaled_gemm_<out>` entry point.
+inline ScaledGemmFn scaledGemmFn(bool cuda, slinrt_dtype out) {
+  switch (out) {
+#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
+  case ENUM:                                                                   \
+    return cuda ? _mlir_ciface_slinrt_cuda_scaled_gemm_##T                     \
+                : _mlir_ciface_slinrt_cpu_scaled_gemm_##T;
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  default:
+    return nullptr;
+  }
+}
+inline ScaledGemmFn cpuScaledGemm(slinrt_dtype out) {
+  return scaledGemmFn(false, out);
+}
+
+/// The operands of a scaled GEMM test, 16-byte aligned, padded rows.
+struct ScaledGemmCase {
+  int64_t M, N, K, lda, ldb;
+  slinrt_dtype aType, bType, outType;
+  slinrt_scaling scaling;
+  bool withBias;
+  Bytes a, b;
+  std::vector<float> scaleA, scaleB;
+  TestMatrix d;
+  TestVector bias;
+  slinrt_memref2d aRef, bRef;
+  slinrt_memref1d sARef, sBRef;
+
+  ScaledGemmCase(std::mt19937_64 &rng, int64_t M, int64_t N, int64_t K,
+                 slinrt_dtype aType, slinrt_dtype bType, slinrt_dtype outType,
+                 slinrt_scaling scaling, bool withBias)
+      : M(M), N(N), K(K), lda(K + 16), ldb(K + 32), aType(aType), bType(bType),
+        outType(outType), scaling(scaling), withBias(withBias),
+        d(TestMatrix::rowMajor(outType, M, N, 16)), bias(outType, N) {
+    a = randomFp8(rng, aType, size_t(M * lda),
+                  aType == SLINRT_F8E5M2 ? 2000 : 400);
+    b = randomFp8(rng, bType, size_t(N * ldb),
+                  bType == SLINRT_F8E5M2 ? 2000 : 400);
+    std::uniform_real_distribution<double> sd(1e-4, 1e-2);
+    bool outer = scaling == SLINRT_SCALING_OUTER_VECTOR;
+    scaleA.resize(outer ? M : 1);
+    scaleB.resize(outer ? N : 1);
+    for (float &s : scaleA)
+      s = toF32(sd(rng));
+    for (float &s : scaleB)
+      s = toF32(sd(rng) * 10);
+    bias.fillRandom(rng, -5, 5);
+    d.fillBuffer(3.0);
+    aRef = matrixRef(a.data(), M, K, lda);
+    bRef = matrixRef(b.data(), N, K, ldb);
+    sARef = vectorRef(scaleA.data(), int64_t(scaleA.size()));
+    sBRef = vectorRef(scaleB.data(), int64_t(scaleB.size()));
+  }
+
+  double sA(int64_t m) const { return scaleA[scaleA.size() > 1 ? m : 0]; }
+  double sB(int64_t n) const { return scaleB[scaleB.size() > 1 ? n : 0]; }
+  /// The exact result before the output rounding, and the sum of the
+  /// magnitudes of its terms.
+  std::pair<double, double> exact(int64_t m, int64_t n) const {
+    double sum = 0, magnitude = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      double t = decodeFp8Ref(aType, a[m * lda + k]) *
+                 decodeFp8Ref(bType, b[n * ldb + k]);
+      sum += t;
+      magnitude += std::fabs(t);
+    }
+    double s = sA(m) * sB(n);
+    double value = s * sum + (withBias ? bias.get(n) : 0.0);
+    return {value, s * magnitude + (withBias ? std::fabs(bias.get(n)) : 0.0)};
+  }
+  void run(ScaledGemmFn fn, slinrt_context *ctx, int fastAccum = 0) {
+    fn(ctx, &aRef, &bRef, d.ref(), &sARef, &sBRef,
+       withBias ? bias.ref() : nullptr, aType, bType, scaling, fastAccum);
+  }
+};
 
 } // namespace slinrt_test
 
