@@ -371,6 +371,22 @@ TEST(ScaledKernelTest, ThreePartsMatchEmulationOnEveryPath) {
   }
 }
 
+/// The CUDA kernel compiles and binds every runtime symbol it calls (the
+/// cuda entry points' names come from the same list as the cpu ones; this
+/// runs without a GPU, so it does not call the kernel).
+TEST(ScaledKernelTest, CompilesForTheCudaTarget) {
+  for (int64_t parts : {1, 3}) {
+    KernelSpec spec =
+        scaledSpec(parts, SLINRT_BF16, SLINRT_F8E4M3FN,
+                   SLINRT_SCALING_OUTER_VECTOR, /*hasBias=*/parts > 1);
+    spec.target = slin::RuntimeTarget::cuda;
+    std::string error;
+    FailureOr<CompiledKernel> kernel = compileKernel(spec, error);
+    ASSERT_TRUE(succeeded(kernel)) << error;
+    EXPECT_NE(kernel->entry, nullptr);
+  }
+}
+
 /// An invalid ScaledFprop spec fails before any IR is built, naming the
 /// problem; FP8 dtypes are refused for the other kinds.
 TEST(ScaledKernelTest, InvalidSpecFailsWithItsReason) {
