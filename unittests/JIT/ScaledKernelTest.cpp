@@ -338,11 +338,16 @@ TEST(ScaledKernelTest, OnePartTensorwiseMatchesEmulation) {
 
 /// Three parts with their own scales and biases, outer_vector, on every
 /// path: a view of adjacent parts, a copy of parts that are not adjacent,
-/// and one scaled GEMM per part; bf16 and f16 outputs.
+/// and one scaled GEMM per part; e4m3fn x e4m3fn into bf16 and e5m2 x
+/// e4m3fn into f16.
 TEST(ScaledKernelTest, ThreePartsMatchEmulationOnEveryPath) {
-  for (slinrt_dtype out : {SLINRT_BF16, SLINRT_F16}) {
+  struct {
+    slinrt_dtype out, input;
+  } types[] = {{SLINRT_BF16, SLINRT_F8E4M3FN}, {SLINRT_F16, SLINRT_F8E5M2}};
+  for (auto [out, input] : types) {
     KernelSpec spec = scaledSpec(3, out, SLINRT_F8E4M3FN,
                                  SLINRT_SCALING_OUTER_VECTOR, /*hasBias=*/true);
+    spec.inputDtype = input;
     std::string error;
     FailureOr<CompiledKernel> kernel = compileKernel(spec, error);
     ASSERT_TRUE(succeeded(kernel)) << error;
