@@ -1,7 +1,10 @@
 //===- CUDARuntime.cpp - CUDA backend (cuBLASLt) ----------------*- C++ -*-===//
 //
 // GEMMs through cuBLASLt, copies through cudaMemcpy2DAsync or a conversion
-// kernel, and the default stream-ordered device allocator.
+// kernel, and the default stream-ordered device allocator. The FP8 scaled GEMM
+// (sm89+) runs through the same plans, with the FP8 operand types, the scale
+// mode and fast accumulation in the key and the scale pointers set per call;
+// the FP8 quantization functions launch the kernels of QuantizeKernels.cu.
 //
 // State: one cuBLASLt handle per device, created lazily and cached for the
 // process together with an algorithm cache (heuristic queries cost host time
@@ -187,13 +190,13 @@ struct AlgoKey {
 
   bool operator==(const AlgoKey &o) const {
     return workspaceLimit == o.workspaceLimit && m == o.m && n == o.n &&
-           k == o.k && lda == o.lda && ldb == o.ldb &&
-           ldd == o.ldd && dtype == o.dtype && transa == o.transa &&
-           transb == o.transb && computeType == o.computeType &&
-           epilogue == o.epilogue && alignA == o.alignA && alignB == o.alignB &&
-           alignC == o.alignC && alignD == o.alignD &&
-           alignBias == o.alignBias && aType == o.aType && bType == o.bType &&
-           scaleMode == o.scaleMode && fastAccum == o.fastAccum;
+           k == o.k && lda == o.lda && ldb == o.ldb && ldd == o.ldd &&
+           dtype == o.dtype && transa == o.transa && transb == o.transb &&
+           computeType == o.computeType && epilogue == o.epilogue &&
+           alignA == o.alignA && alignB == o.alignB && alignC == o.alignC &&
+           alignD == o.alignD && alignBias == o.alignBias && aType == o.aType &&
+           bType == o.bType && scaleMode == o.scaleMode &&
+           fastAccum == o.fastAccum;
   }
 };
 
@@ -350,8 +353,7 @@ AlgoKey algoKeyOf(const LtProblem &lt, cublasLtEpilogue_t epilogue,
                  alignmentOf(lt.b),
                  alignmentOf(lt.d),
                  alignmentOf(lt.d),
-                 epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u
-                                                       : alignmentOf(bias),
+                 epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u : alignmentOf(bias),
                  int32_t(lt.aType),
                  int32_t(lt.bType),
                  lt.scaleMode,
@@ -528,11 +530,11 @@ constexpr size_t kMaxPlansPerThread = 1024;
 using PlanCache = std::unordered_map<PlanKey, GemmPlan, PlanKeyHash>;
 thread_local PlanCache threadPlans;
 
-/// Fills `plan` (default-constructed) for `key`.
 /// Sets a descriptor attribute of `value`'s type.
 template <typename T>
-void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
-                  const T &value, const char *what) {
+void setAttribute(cublasLtMatmulDesc_t desc,
+                  cublasLtMatmulDescAttributes_t attr, const T &value,
+                  const char *what) {
   checkCublas(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
               what);
 }
@@ -554,20 +556,21 @@ void updateScales(GemmPlan &plan, const LtProblem &lt) {
   }
 }
 
+/// Fills `plan` (default-constructed) for `key`.
 void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
                const AlgoKey &key, const LtProblem &lt,
                cublasLtEpilogue_t epilogue, void *bias) {
   // cuBLASLt's A is our B: stored row-major [rows, cols] = column-major
   // [cols, rows]; that already is op(B)^T unless op transposes it.
-  checkCublas(cublasLtMatrixLayoutCreate(plan.aLayout.out(), lt.aType,
-                                         lt.aRows, lt.aCols, lt.lda),
+  checkCublas(cublasLtMatrixLayoutCreate(plan.aLayout.out(), lt.aType, lt.aRows,
+                                         lt.aCols, lt.lda),
               "cublasLtMatrixLayoutCreate(A)");
-  checkCublas(cublasLtMatrixLayoutCreate(plan.bLayout.out(), lt.bType,
-                                         lt.bRows, lt.bCols, lt.ldb),
+  checkCublas(cublasLtMatrixLayoutCreate(plan.bLayout.out(), lt.bType, lt.bRows,
+                                         lt.bCols, lt.ldb),
               "cublasLtMatrixLayoutCreate(B)");
-  checkCublas(
-      cublasLtMatrixLayoutCreate(plan.dLayout.out(), lt.type, lt.m, lt.n, lt.ldd),
-      "cublasLtMatrixLayoutCreate(D)");
+  checkCublas(cublasLtMatrixLayoutCreate(plan.dLayout.out(), lt.type, lt.m,
+                                         lt.n, lt.ldd),
+              "cublasLtMatrixLayoutCreate(D)");
 
   checkCublas(
       cublasLtMatmulDescCreate(plan.desc.out(), lt.computeType, lt.scaleType),
@@ -689,8 +692,8 @@ bool runLt(slinrt_context &ctx, const LtProblem &lt, cublasLtEpilogue_t fused,
   bool withBias = fused == CUBLASLT_EPILOGUE_BIAS;
   bool betaOne = (withBias && !useFused) || accumulate;
   if (withBias && !useFused)
-    checkCuda(cuda::launchBroadcastRows(lt.dtype, lt.d, lt.ldd, lt.n, lt.m, bias,
-                                  stream),
+    checkCuda(cuda::launchBroadcastRows(lt.dtype, lt.d, lt.ldd, lt.n, lt.m,
+                                        bias, stream),
               "broadcast kernel launch");
   float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;
   double alpha64 = 1.0, beta64 = betaOne ? 1.0 : 0.0;
@@ -702,8 +705,8 @@ bool runLt(slinrt_context &ctx, const LtProblem &lt, cublasLtEpilogue_t fused,
                              f64 ? static_cast<const void *>(&beta64)
                                  : static_cast<const void *>(&beta32),
                              lt.d, plan->dLayout, lt.d, plan->dLayout,
-                             &plan->algo, state.workspace,
-                             state.workspaceBytes, stream),
+                             &plan->algo, state.workspace, state.workspaceBytes,
+                             stream),
               "cublasLtMatmul");
   return useFused;
 }
@@ -795,9 +798,9 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
   void *bias = const_cast<char *>(p.bias);
   if (p.K == 0) { // cuBLASLt does not take k = 0
-    checkCuda(launchBroadcastRows(p.outType, p.D, p.ldd, p.M, p.N, bias,
-                                  stream),
-              "broadcast kernel launch");
+    checkCuda(
+        launchBroadcastRows(p.outType, p.D, p.ldd, p.M, p.N, bias, stream),
+        "broadcast kernel launch");
     return;
   }
   // Row-major D = A B^T is column-major D^T = B A^T: cuBLASLt's A is our B
@@ -852,10 +855,15 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
 
 namespace {
 
-cuda::Fp8Part partOf(const QuantMatrix &m, slinrt_dtype src, int64_t rowOffset) {
-  return cuda::Fp8Part{m.data, m.rows, m.cols, m.ld, rowOffset,
-                 cuda::vectorLoadsOk(m.data, m.cols, m.ld) &&
-                     (m.ld * dtypeSize(src)) % 16 == 0};
+cuda::Fp8Part partOf(const QuantMatrix &m, slinrt_dtype src,
+                     int64_t rowOffset) {
+  return cuda::Fp8Part{m.data,
+                       m.rows,
+                       m.cols,
+                       m.ld,
+                       rowOffset,
+                       cuda::vectorLoadsOk(m.data, m.cols, m.ld) &&
+                           (m.ld * dtypeSize(src)) % 16 == 0};
 }
 
 std::vector<cuda::Fp8Part> partsOf(const PartsProblem &p) {
@@ -892,11 +900,11 @@ void cuda::castParts(slinrt_context &ctx, const PartsProblem &p) {
     return;
   DeviceGuard guard(ctx.device);
   std::vector<cuda::Fp8Part> parts = partsOf(p);
-  checkCuda(launchCastParts(p.src, p.dst, parts.data(), partCount(p), p.cols,
-                            p.totalRows, nullptr, p.amaxIn,
-                            static_cast<uint8_t *>(p.out),
-                            static_cast<uint8_t *>(p.outT), p.scaleInv,
-                            p.rowScaleInv, static_cast<cudaStream_t>(ctx.stream)),
+  checkCuda(launchCastParts(
+                p.src, p.dst, parts.data(), partCount(p), p.cols, p.totalRows,
+                nullptr, p.amaxIn, static_cast<uint8_t *>(p.out),
+                static_cast<uint8_t *>(p.outT), p.scaleInv, p.rowScaleInv,
+                static_cast<cudaStream_t>(ctx.stream)),
             "FP8 cast kernel launch");
 }
 

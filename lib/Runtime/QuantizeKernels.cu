@@ -56,10 +56,9 @@ __device__ __forceinline__ void loadVector(const S *p, float (&v)[kVec]) {
 /// past `cols` are 0), times colScale when given. Vector loads when
 /// `vectorOk` (16-byte aligned rows, cols a multiple of kVec).
 template <typename S>
-__device__ __forceinline__ void loadRun(const Fp8Part &part, int64_t cols,
-                                        int64_t r, int64_t c,
-                                        const float *colScale, bool vectorOk,
-                                        float (&v)[kVec]) {
+__device__ __forceinline__ void
+loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
+        const float *colScale, bool vectorOk, float (&v)[kVec]) {
   const S *row = static_cast<const S *>(part.data) + r * part.ld;
   if (vectorOk && c + kVec <= cols) {
     loadVector(row + c, v);
@@ -374,9 +373,9 @@ cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
       largest = std::max(largest, args.parts[i].rows * args.parts[i].cols);
     // About 8 blocks per SM over all parts, fewer for small parts.
     int64_t blocks = std::max<int64_t>(
-        1, std::min<int64_t>((largest + kThreads * kVec - 1) /
-                                 (kThreads * kVec),
-                             std::max<int64_t>(1024 / count, 8)));
+        1,
+        std::min<int64_t>((largest + kThreads * kVec - 1) / (kThreads * kVec),
+                          std::max<int64_t>(1024 / count, 8)));
     cudaError_t err = dispatchQuant(src, SLINRT_F8E4M3FN, [&](auto s, auto) {
       using S = decltype(s);
       return launchKernel(&amaxPartsKernel<S>,
@@ -403,18 +402,16 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
     PartsArg args = partsArg(parts, first, count);
     for (int i = 0; i < count; ++i)
       outTVectorOk = outTVectorOk && args.parts[i].rowOffset % kVec == 0;
-    int64_t colTiles =
-        std::max<int64_t>(1, (cols + kTileCols - 1) / kTileCols);
+    int64_t colTiles = std::max<int64_t>(1, (cols + kTileCols - 1) / kTileCols);
     int64_t rowTiles = std::min(args.tileStart[count], kMaxGridY);
     cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
       using S = decltype(s);
       using F8 = decltype(f);
-      return launchKernel(&castPartsKernel<S, F8>,
-                          dim3(unsigned(colTiles), unsigned(rowTiles)),
-                          dim3(kThreads), stream, args, cols, totalRows,
-                          colScale, amax + first, out, outVectorOk, outT,
-                          outTVectorOk, scaleInv ? scaleInv + first : nullptr,
-                          rowScaleInv);
+      return launchKernel(
+          &castPartsKernel<S, F8>, dim3(unsigned(colTiles), unsigned(rowTiles)),
+          dim3(kThreads), stream, args, cols, totalRows, colScale, amax + first,
+          out, outVectorOk, outT, outTVectorOk,
+          scaleInv ? scaleInv + first : nullptr, rowScaleInv);
     });
     if (err != cudaSuccess)
       return err;

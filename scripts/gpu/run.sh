@@ -36,7 +36,7 @@ fi
 echo "== runtime unit tests (CUDA included)"
 # Whole log in $OUT; every failure (not only the last lines) printed here.
 "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 > "$OUT/runtime-gtest.txt" 2>&1
-echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED" "$OUT/runtime-gtest.txt" | head -60
+echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED|\[ TIME" "$OUT/runtime-gtest.txt" | head -60
 echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 

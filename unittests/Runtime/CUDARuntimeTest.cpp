@@ -8,8 +8,9 @@
 // data pointers, alternating shapes, a second thread) and CUDA-graph
 // capture; the FP8 functions (quantization bit for bit, the scaled GEMM within
 // one ulp of the exact result) and their capture, with a timing of the
-// 8192 x 4096 bf16 activation quantization. Every test skips when `slinrt_context_create_cuda(0, NULL)` returns
-// NULL (no GPU, or a runtime built without CUDA).
+// 8192 x 4096 bf16 activation quantization. Every test skips when
+// `slinrt_context_create_cuda(0, NULL)` returns NULL (no GPU, or a runtime
+// built without CUDA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -703,7 +704,8 @@ public:
     else
       cudaMemset(ptr, 0xAA, std::max<size_t>(count, 1) * sizeof(T));
   }
-  explicit DeviceBuffer(const std::vector<T> &host) : DeviceBuffer(host.size()) {
+  explicit DeviceBuffer(const std::vector<T> &host)
+      : DeviceBuffer(host.size()) {
     cudaMemcpy(ptr, host.data(), count * sizeof(T), cudaMemcpyHostToDevice);
   }
   ~DeviceBuffer() { cudaFree(ptr); }
@@ -724,9 +726,8 @@ private:
 
 /// Quantizes x on both targets (amax, scaleInv, out and outT) and expects the
 /// same bits.
-void compareQuantize(slinrt_context *gpu, slinrt_context *cpu,
-                     slinrt_dtype src, slinrt_dtype dst,
-                     slinrt_quant_axis axis, TestMatrix &x,
+void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
+                     slinrt_dtype dst, slinrt_quant_axis axis, TestMatrix &x,
                      const std::vector<float> *colScale) {
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
@@ -806,9 +807,8 @@ void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   DeviceBuffer<float> dAmax(P), dScaleInv(P), dRowScaleInv(R);
   DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
   slinrt_amax_parts(gpu, src, P, dRefs.data(), dAmax.get());
-  slinrt_cast_parts_fp8(gpu, src, dst, P, dRefs.data(), dAmax.get(),
-                        dOut.get(), dOutT.get(), dScaleInv.get(),
-                        dRowScaleInv.get());
+  slinrt_cast_parts_fp8(gpu, src, dst, P, dRefs.data(), dAmax.get(), dOut.get(),
+                        dOutT.get(), dScaleInv.get(), dRowScaleInv.get());
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   EXPECT_TRUE(sameFloats(dAmax.download(), amax));
   EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
@@ -821,8 +821,8 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
   std::mt19937_64 rng(1912);
   for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
     for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
-      SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
-                                      << dtypeName(dst));
+      SCOPED_TRACE(testing::Message()
+                   << dtypeName(src) << " -> " << dtypeName(dst));
       // Row offsets that allow 8-byte outT stores, then ones that do not
       // (and an empty part).
       compareParts(gpu, cpu, src, dst, 72, {8, 64, 24}, rng, true);
@@ -872,15 +872,18 @@ void expectWithinOneUlp(const ScaledGemmCase &c) {
       int e = 0;
       std::frexp(exact, &e);
       double ulp = std::ldexp(1.0, std::max(e - bits, minExponent));
-      ASSERT_LE(std::fabs(c.d.get(m, n) - exact), ulp + accumulation * magnitude)
+      ASSERT_LE(std::fabs(c.d.get(m, n) - exact),
+                ulp + accumulation * magnitude)
           << "(" << m << ", " << n << ") exact " << exact;
     }
 }
 
 TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
   int major = 0, minor = 0;
-  ASSERT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-  ASSERT_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
   std::mt19937_64 rng(1913);
   if (major * 10 + minor < 89) {
     ScaledGemmCase c(rng, 16, 16, 16, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
@@ -888,7 +891,8 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
     c.run(scaledGemmFn(true, SLINRT_BF16), gpu);
     EXPECT_EQ(slinrt_context_status(gpu), SLINRT_ERROR_UNSUPPORTED);
     EXPECT_NE(error().find("FP8 needs compute capability 8.9"),
-              std::string::npos) << error();
+              std::string::npos)
+        << error();
     GTEST_SKIP() << "FP8 GEMM needs sm89+";
   }
   int runs = 0;
@@ -930,8 +934,8 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmMisalignedBiasAndEmptyK) {
   for (slinrt_dtype outType : {SLINRT_BF16, SLINRT_F16}) {
     // A bias view one element into its buffer: the unfused path (broadcast,
     // then beta = 1).
-    ScaledGemmCase c(rng, 24, 32, 48, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
-                     outType, SLINRT_SCALING_OUTER_VECTOR, true);
+    ScaledGemmCase c(rng, 24, 32, 48, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN, outType,
+                     SLINRT_SCALING_OUTER_VECTOR, true);
     c.bias = TestVector(outType, c.N, 1, 1);
     c.bias.fillRandom(rng, -5, 5);
     int64_t before = slinrt_context_counters(gpu).epilogue_fallbacks;
@@ -1062,8 +1066,8 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   // amax of all parts in one launch: 3 parts of a 12288 x 4096 weight.
   std::vector<slinrt_memref2d> parts;
   for (int64_t i = 0; i < 3; ++i)
-    parts.push_back(slinrt_memref2d{x.get(), x.get(), i * 2048 * K,
-                                    {2048, K}, {K, 1}});
+    parts.push_back(
+        slinrt_memref2d{x.get(), x.get(), i * 2048 * K, {2048, K}, {K, 1}});
   cudaEventRecord(start, stream);
   slinrt_amax_parts(gpu, SLINRT_BF16, 3, parts.data(), amax.get());
   slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 3, parts.data(),
@@ -1074,7 +1078,8 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   float ms = 0;
   cudaEventElapsedTime(&ms, start, stop);
   std::printf("[ TIME     ] fp8 amax + cast of 3 parts 6144x4096 bf16 with "
-              "outT: %.1f us (first call)\n", 1000.0 * ms);
+              "outT: %.1f us (first call)\n",
+              1000.0 * ms);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
