@@ -31,6 +31,10 @@ splitlinear::runtimeSymbols(llvm::orc::MangleAndInterner interner) {
   SLIN_ADD(_mlir_ciface_slinrt_cuda_copy2d_##S##_##T)                          \
   SLIN_ADD(_mlir_ciface_slinrt_cpu_copy1d_##S##_##T)                           \
   SLIN_ADD(_mlir_ciface_slinrt_cuda_copy1d_##S##_##T)
+#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
+  SLIN_ADD(_mlir_ciface_slinrt_cpu_scaled_gemm_##T)                            \
+  SLIN_ADD(_mlir_ciface_slinrt_cuda_scaled_gemm_##T)
+#define SLINRT_FP8_DTYPE(T, ENUM) SLINRT_DTYPE_PAIR(T, T)
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
 #undef SLIN_ADD
   return map;

@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Float8.h"
 #include "GemmProblem.h"
+#include "Quantize.h"
 #include "RuntimeImpl.h"
 
 #include <cblas.h>
@@ -193,8 +195,33 @@ void copyTyped(const View2D &src, const View2D &dst) {
   }
   for (int64_t r = 0; r < src.rows; ++r)
     for (int64_t c = 0; c < src.cols; ++c)
-      d[r * dst.rowStride + c * dst.colStride] =
-          convertElement<T>(s[r * src.rowStride + c * src.colStride]);
+      if constexpr (std::is_same<S, T>::value)
+        d[r * dst.rowStride + c * dst.colStride] =
+            s[r * src.rowStride + c * src.colStride];
+      else
+        d[r * dst.rowStride + c * dst.colStride] =
+            convertElement<T>(s[r * src.rowStride + c * src.colStride]);
+}
+
+/// Decodes a row-major FP8 matrix (rows x cols, row stride ld) into a dense
+/// float one (exact).
+template <typename F8>
+void decodeMatrix(const char *data, int64_t rows, int64_t cols, int64_t ld,
+                  float *out) {
+  const uint8_t *bytes = reinterpret_cast<const uint8_t *>(data);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = decodeFp8<F8>(bytes[r * ld + c]);
+}
+
+std::vector<float> decodeFp8Matrix(slinrt_dtype dtype, const char *data,
+                                   int64_t rows, int64_t cols, int64_t ld) {
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  if (dtype == SLINRT_F8E4M3FN)
+    decodeMatrix<Float8E4M3FN>(data, rows, cols, ld, out.data());
+  else
+    decodeMatrix<Float8E5M2>(data, rows, cols, ld, out.data());
+  return out;
 }
 
 } // namespace
@@ -211,9 +238,51 @@ void cpu::gemm(slinrt_context &ctx, const GemmProblem &p) {
   });
 }
 
+void cpu::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
+  if (p.M == 0 || p.N == 0)
+    return;
+  // acc = A B^T in fp32 on exact decodings, by the context's fp32 GEMM.
+  std::vector<float> acc(static_cast<size_t>(p.M * p.N), 0.0f);
+  if (p.K > 0) {
+    std::vector<float> a = decodeFp8Matrix(p.aType, p.A, p.M, p.K, p.lda);
+    std::vector<float> b = decodeFp8Matrix(p.bType, p.B, p.N, p.K, p.ldb);
+    StoredMatrix denseA, denseB;
+    denseA.rows = p.M;
+    denseA.cols = denseA.ld = p.K;
+    denseB.rows = p.N;
+    denseB.cols = denseB.ld = p.K;
+    denseB.trans = true;
+    blasGemm(ctx, denseA, denseB, a.data(), p.K, b.data(), p.K, p.M, p.N, p.K,
+             0.0f, acc.data(), p.N);
+  }
+  bool outer = p.scaling == SLINRT_SCALING_OUTER_VECTOR;
+  dispatchDtype(p.outType, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *bias = reinterpret_cast<const T *>(p.bias);
+    T *d = reinterpret_cast<T *>(p.D);
+    for (int64_t m = 0; m < p.M; ++m) {
+      float sA = p.scaleA[outer ? m : 0];
+      for (int64_t n = 0; n < p.N; ++n) {
+        // The order of Runtime.h: (sA sB) acc (+ bias), fp32, one rounding.
+        float v = sA * p.scaleB[outer ? n : 0] * acc[m * p.N + n];
+        if (bias)
+          v += toFloat(bias[n]);
+        d[m * p.ldd + n] = convertElement<T>(v);
+      }
+    }
+  });
+}
+
 void cpu::copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,
                const View2D &src, const View2D &dst) {
   (void)ctx;
+  if (isFp8(srcType) || isFp8(dstType)) {
+    if (srcType != dstType)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "FP8 copies keep the type, got ",
+            dtypeName(srcType), " to ", dtypeName(dstType));
+    copyTyped<Float8E4M3FN, Float8E4M3FN>(src, dst); // bytes either way
+    return;
+  }
   dispatchDtype(srcType, [&](auto srcTag) {
     dispatchDtype(dstType, [&](auto dstTag) {
       copyTyped<typename decltype(srcTag)::type,

@@ -19,6 +19,7 @@
 #include "Float16.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace slinrt {
 namespace cuda {
@@ -36,8 +37,12 @@ __global__ void convertCopyKernel(const S *src, int64_t srcRowStride,
   for (int64_t r = blockIdx.y; r < rows; r += gridDim.y)
     for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < cols;
          c += int64_t(gridDim.x) * blockDim.x)
-      dst[r * dstRowStride + c * dstColStride] =
-          convertElement<T>(src[r * srcRowStride + c * srcColStride]);
+      if constexpr (std::is_same<S, T>::value)
+        dst[r * dstRowStride + c * dstColStride] =
+            src[r * srcRowStride + c * srcColStride];
+      else
+        dst[r * dstRowStride + c * dstColStride] =
+            convertElement<T>(src[r * srcRowStride + c * srcColStride]);
 }
 
 template <typename T>
@@ -47,6 +52,14 @@ __global__ void broadcastRowsKernel(T *d, int64_t ldd, int64_t M, int64_t N,
     for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N;
          n += int64_t(gridDim.x) * blockDim.x)
       d[m * ldd + n] = bias ? bias[n] : T{};
+}
+
+__global__ void addRowsKernel(float *d, int64_t ldd, int64_t M, int64_t N,
+                              const float *bias) {
+  for (int64_t m = blockIdx.y; m < M; m += gridDim.y)
+    for (int64_t n = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; n < N;
+         n += int64_t(gridDim.x) * blockDim.x)
+      d[m * ldd + n] += bias[n];
 }
 
 /// Row sums when a row is contiguous (colStride == 1): one warp per row.
@@ -107,27 +120,11 @@ template <typename Fn> cudaError_t dispatch(slinrt_dtype dtype, Fn &&fn) {
     return fn(BFloat16{});
   case SLINRT_F64:
     return fn(double{});
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    break; // only copied, to the same type: see launchConvertCopy
   }
   return cudaErrorInvalidValue;
-}
-
-/// Launches `kernel` with `args` (converted to its parameter types) and
-/// returns the status of this launch only. On failure the launch's own error
-/// (the thread's last error, which the failure has just set) is cleared; a
-/// sticky error stays, as it must. On success the thread's last error is not
-/// touched, so another library's pending error still reaches its owner.
-template <typename... Params, typename... Args>
-cudaError_t launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block,
-                         cudaStream_t stream, Args... args) {
-  static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
-  return [&](Params... params) {
-    void *argv[] = {static_cast<void *>(&params)...};
-    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                       grid, block, argv, 0, stream);
-    if (err != cudaSuccess)
-      (void)cudaGetLastError();
-    return err;
-  }(static_cast<Params>(args)...);
 }
 
 dim3 rowGrid(int64_t rows, int64_t cols) {
@@ -146,6 +143,15 @@ cudaError_t launchConvertCopy(slinrt_dtype srcType, slinrt_dtype dstType,
                               int64_t rows, int64_t cols, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0)
     return cudaSuccess;
+  if (srcType == SLINRT_F8E4M3FN || srcType == SLINRT_F8E5M2) {
+    if (dstType != srcType)
+      return cudaErrorInvalidValue;
+    return launchKernel(&convertCopyKernel<uint8_t, uint8_t>,
+                        rowGrid(rows, cols), dim3(kThreads), stream,
+                        static_cast<const uint8_t *>(src), srcRowStride,
+                        srcColStride, static_cast<uint8_t *>(dst),
+                        dstRowStride, dstColStride, rows, cols);
+  }
   return dispatch(srcType, [&](auto s) {
     return dispatch(dstType, [&](auto t) {
       using S = decltype(s);
@@ -169,6 +175,14 @@ cudaError_t launchBroadcastRows(slinrt_dtype dtype, void *d, int64_t ldd,
                         stream, static_cast<T *>(d), ldd, M, N,
                         static_cast<const T *>(bias));
   });
+}
+
+cudaError_t launchAddRowsF32(float *d, int64_t ldd, int64_t M, int64_t N,
+                             const float *bias, cudaStream_t stream) {
+  if (M <= 0 || N <= 0)
+    return cudaSuccess;
+  return launchKernel(&addRowsKernel, rowGrid(M, N), dim3(kThreads), stream, d,
+                      ldd, M, N, bias);
 }
 
 cudaError_t launchRowSums(slinrt_dtype dtype, const void *a, int64_t rowStride,

@@ -5,7 +5,8 @@
 // zeros into D, used before a beta = 1 GEMM when the fused bias epilogue is
 // not available) and a row-sum reduction (the BIAS_GRAD fallback). Each
 // launches on `stream` and returns the launch status; none allocates or
-// synchronizes, so all are safe inside CUDA-graph capture.
+// synchronizes, so all are safe inside CUDA-graph capture. The FP8
+// quantization kernels (QuantizeKernels.cu) follow the same rules.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,11 +33,83 @@ cudaError_t launchBroadcastRows(slinrt_dtype dtype, void *d, int64_t ldd,
                                 int64_t M, int64_t N, const void *bias,
                                 cudaStream_t stream);
 
+/// d[m, n] += bias[n] for a row-major fp32 M x N matrix with `ldd` (the
+/// bias of an FP8 GEMM with fp32 output, after the GEMM).
+cudaError_t launchAddRowsF32(float *d, int64_t ldd, int64_t M, int64_t N,
+                             const float *bias, cudaStream_t stream);
+
 /// out[m] = sum_k a[m * rowStride + k * colStride] for m < M, k < K,
 /// accumulated in fp32 (fp64 for f64); zeros when K = 0.
 cudaError_t launchRowSums(slinrt_dtype dtype, const void *a, int64_t rowStride,
                           int64_t colStride, int64_t M, int64_t K, void *out,
                           cudaStream_t stream);
+
+//===----------------------------------------------------------------------===//
+// FP8 quantization (QuantizeKernels.cu)
+//===----------------------------------------------------------------------===//
+
+/// One input of the quantization kernels: row-major rows x cols (unit column
+/// stride, row stride ld) at element address `data`; `rowOffset` is where its
+/// rows start in a cast's output; `vectorOk` from vectorLoadsOk.
+struct Fp8Part {
+  const void *data;
+  int64_t rows, cols, ld, rowOffset;
+  bool vectorOk;
+};
+
+/// Parts per launch (kernel parameter space); more take several launches.
+constexpr int kMaxPartsPerLaunch = 32;
+
+/// Whether rows of `data` (cols, ld in elements) can be read 16 bytes at a
+/// time.
+bool vectorLoadsOk(const void *data, int64_t cols, int64_t ld);
+
+/// amax[i] = max(amax[i], max |parts[i] (· colScale)|) as float bits: the
+/// caller zeroes amax first (cudaMemsetAsync). colScale (NULL or cols
+/// floats) only with one part.
+cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
+                            int numParts, const float *colScale, float *amax,
+                            cudaStream_t stream);
+
+/// Casts parts [rows_i, cols] (· colScale) with the scale of amax[i] into
+/// out [totalRows, cols] and outT [cols, totalRows] (either may be NULL),
+/// writing scaleInv[i] and rowScaleInv[row] when not NULL.
+cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
+                            const Fp8Part *parts, int numParts, int64_t cols,
+                            int64_t totalRows, const float *colScale,
+                            const float *amax, uint8_t *out, uint8_t *outT,
+                            float *scaleInv, float *rowScaleInv,
+                            cudaStream_t stream);
+
+/// Per-row (one launch) and per-column (one launch) quantization of x:
+/// amax (may be NULL) and scaleInv get one entry per row / column.
+cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
+                               const Fp8Part &x, const float *colScale,
+                               float *amax, float *scaleInv, uint8_t *out,
+                               uint8_t *outT, cudaStream_t stream);
+cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
+                               const Fp8Part &x, const float *colScale,
+                               float *amax, float *scaleInv, uint8_t *out,
+                               uint8_t *outT, cudaStream_t stream);
+
+/// Launches `kernel` with `args` (converted to its parameter types) and
+/// returns the status of this launch only. On failure the launch's own error
+/// (the thread's last error, which the failure has just set) is cleared; a
+/// sticky error stays, as it must. On success the thread's last error is not
+/// touched, so another library's pending error still reaches its owner.
+template <typename... Params, typename... Args>
+cudaError_t launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block,
+                         cudaStream_t stream, Args... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
+  return [&](Params... params) {
+    void *argv[] = {static_cast<void *>(&params)...};
+    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                                       grid, block, argv, 0, stream);
+    if (err != cudaSuccess)
+      (void)cudaGetLastError();
+    return err;
+  }(static_cast<Params>(args)...);
+}
 
 } // namespace cuda
 } // namespace slinrt

@@ -26,6 +26,7 @@
 #include "CUDAKernels.h"
 #include "GemmProblem.h"
 #include "HeuristicCache.h"
+#include "Quantize.h"
 #include "RuntimeImpl.h"
 
 #include <cublasLt.h>
@@ -35,6 +36,7 @@
 #include <climits>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 using namespace slinrt;
 
@@ -157,6 +159,10 @@ cudaDataType_t cudaTypeOf(slinrt_dtype dtype) {
     return CUDA_R_16BF;
   case SLINRT_F64:
     return CUDA_R_64F;
+  case SLINRT_F8E4M3FN:
+    return CUDA_R_8F_E4M3;
+  case SLINRT_F8E5M2:
+    return CUDA_R_8F_E5M2;
   }
   raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown dtype ", int(dtype));
 }
@@ -173,6 +179,9 @@ struct AlgoKey {
   int64_t m, n, k, lda, ldb, ldd;
   int32_t dtype, transa, transb, computeType;
   uint32_t epilogue, alignA, alignB, alignC, alignD, alignBias;
+  /// cuBLASLt's operand types (the D type but for FP8), its scale mode
+  /// (-1: unscaled) and fast FP8 accumulation.
+  int32_t aType, bType, scaleMode, fastAccum;
   /// The workspace the algorithm may use (borrowed workspaces vary).
   uint64_t workspaceLimit;
 
@@ -182,7 +191,9 @@ struct AlgoKey {
            ldd == o.ldd && dtype == o.dtype && transa == o.transa &&
            transb == o.transb && computeType == o.computeType &&
            epilogue == o.epilogue && alignA == o.alignA && alignB == o.alignB &&
-           alignC == o.alignC && alignD == o.alignD && alignBias == o.alignBias;
+           alignC == o.alignC && alignD == o.alignD &&
+           alignBias == o.alignBias && aType == o.aType && bType == o.bType &&
+           scaleMode == o.scaleMode && fastAccum == o.fastAccum;
   }
 };
 
@@ -196,7 +207,8 @@ struct AlgoKeyHash {
     mix(key.ldd), mix(key.dtype), mix(key.transa), mix(key.transb);
     mix(key.computeType), mix(key.epilogue), mix(key.alignA), mix(key.alignB);
     mix(key.alignC), mix(key.alignD), mix(key.alignBias);
-    mix(key.workspaceLimit);
+    mix(key.workspaceLimit), mix(uint32_t(key.aType)), mix(uint32_t(key.bType));
+    mix(uint32_t(key.scaleMode)), mix(uint32_t(key.fastAccum));
     return static_cast<size_t>(h);
   }
 };
@@ -218,7 +230,7 @@ constexpr size_t kMaxAlgoEntriesPerDevice = 4096;
 
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
-  int computeMajor = 0;
+  int computeMajor = 0, computeMinor = 0;
   size_t workspaceBytes = 0;
   HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
       kMaxAlgoEntriesPerDevice};
@@ -238,6 +250,9 @@ DeviceState &deviceState(int device) {
   checkCuda(cudaDeviceGetAttribute(&state->computeMajor,
                                    cudaDevAttrComputeCapabilityMajor, device),
             "cudaDeviceGetAttribute(ComputeCapabilityMajor)");
+  checkCuda(cudaDeviceGetAttribute(&state->computeMinor,
+                                   cudaDevAttrComputeCapabilityMinor, device),
+            "cudaDeviceGetAttribute(ComputeCapabilityMinor)");
   // TransformerEngine's sizes: Hopper kernels want a larger workspace.
   state->workspaceBytes =
       state->computeMajor >= 9 ? size_t(32) << 20 : size_t(4) << 20;
@@ -285,20 +300,31 @@ void *workspaceFor(CudaState &state, void *stream) {
 // GEMM plans
 //===----------------------------------------------------------------------===//
 
-/// The cuBLASLt view of a GemmProblem (see the file comment for the swap).
+/// The cuBLASLt view of a GemmProblem or a ScaledGemmProblem (see the file
+/// comment for the swap): D' [m, n] = op(A') op(B') column-major, with m = N
+/// and n = M of our row-major D.
 struct LtProblem {
-  cudaDataType_t type;
+  slinrt_dtype dtype;  ///< of D (and C, and a fused bias)
+  cudaDataType_t type; ///< cudaTypeOf(dtype)
+  cudaDataType_t aType, bType;
   cublasComputeType_t computeType;
   cudaDataType_t scaleType;
   cublasOperation_t transa, transb;
   const void *a, *b; ///< cuBLASLt's A (our B) and B (our A)
   void *d;
   int64_t lda, ldb, ldd;
+  /// Stored (column-major) sizes of A' and B', and m, n, k.
+  int64_t aRows, aCols, bRows, bCols, m, n, k;
+  /// Scaled GEMMs: CUBLASLT_MATMUL_MATRIX_SCALE_* of both sides (-1: none),
+  /// cuBLASLt's A and B scale pointers (our scaleB and scaleA), fast accum.
+  int32_t scaleMode = -1;
+  bool fastAccum = false;
+  const void *aScale = nullptr, *bScale = nullptr;
 };
 
-std::string describe(const GemmProblem &p, const LtProblem &lt) {
+std::string describe(const LtProblem &lt) {
   return concat(
-      "M=", p.M, " N=", p.N, " K=", p.K, " dtype=", dtypeName(p.dtype),
+      "M=", lt.n, " N=", lt.m, " K=", lt.k, " dtype=", dtypeName(lt.dtype),
       " transa=", lt.transa == CUBLAS_OP_T ? "T" : "N",
       " transb=", lt.transb == CUBLAS_OP_T ? "T" : "N", " lda=", lt.lda,
       " ldb=", lt.ldb, " ldd=", lt.ldd, " alignments A/B/D=", alignmentOf(lt.a),
@@ -307,16 +333,15 @@ std::string describe(const GemmProblem &p, const LtProblem &lt) {
 
 /// The algorithm-cache key of `p` run with `epilogue` (and `bias`), using at
 /// most `workspaceLimit` bytes of workspace.
-AlgoKey algoKeyOf(const GemmProblem &p, const LtProblem &lt,
-                  cublasLtEpilogue_t epilogue, const void *bias,
-                  uint64_t workspaceLimit) {
-  return AlgoKey{p.M,
-                 p.N,
-                 p.K,
+AlgoKey algoKeyOf(const LtProblem &lt, cublasLtEpilogue_t epilogue,
+                  const void *bias, uint64_t workspaceLimit) {
+  return AlgoKey{lt.n,
+                 lt.m,
+                 lt.k,
                  lt.lda,
                  lt.ldb,
                  lt.ldd,
-                 int32_t(p.dtype),
+                 int32_t(lt.dtype),
                  int32_t(lt.transa),
                  int32_t(lt.transb),
                  int32_t(lt.computeType),
@@ -327,6 +352,10 @@ AlgoKey algoKeyOf(const GemmProblem &p, const LtProblem &lt,
                  alignmentOf(lt.d),
                  epilogue == CUBLASLT_EPILOGUE_DEFAULT ? 0u
                                                        : alignmentOf(bias),
+                 int32_t(lt.aType),
+                 int32_t(lt.bType),
+                 lt.scaleMode,
+                 lt.fastAccum ? 1 : 0,
                  workspaceLimit};
 }
 
@@ -457,6 +486,8 @@ struct GemmPlan {
   std::shared_ptr<const AlgoEntry> entry;
   cublasLtMatmulAlgo_t algo{};
   void *bias = nullptr; ///< BIAS_POINTER as currently set in `desc`
+  /// A/B_SCALE_POINTER as currently set in `desc` (scaled GEMMs).
+  const void *aScale = nullptr, *bScale = nullptr;
   MatmulDesc desc;
   MatrixLayout aLayout, bLayout, dLayout;
 };
@@ -498,19 +529,44 @@ using PlanCache = std::unordered_map<PlanKey, GemmPlan, PlanKeyHash>;
 thread_local PlanCache threadPlans;
 
 /// Fills `plan` (default-constructed) for `key`.
+/// Sets a descriptor attribute of `value`'s type.
+template <typename T>
+void setAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                  const T &value, const char *what) {
+  checkCublas(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
+              what);
+}
+
+/// Points the plan's descriptor at the scales of `lt` (the per-call
+/// attributes of a scaled GEMM), setting only what changed.
+void updateScales(GemmPlan &plan, const LtProblem &lt) {
+  if (lt.scaleMode < 0)
+    return;
+  if (plan.aScale != lt.aScale) {
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, lt.aScale,
+                 "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)");
+    plan.aScale = lt.aScale;
+  }
+  if (plan.bScale != lt.bScale) {
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, lt.bScale,
+                 "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)");
+    plan.bScale = lt.bScale;
+  }
+}
+
 void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
-               const AlgoKey &key, const GemmProblem &p, const LtProblem &lt,
+               const AlgoKey &key, const LtProblem &lt,
                cublasLtEpilogue_t epilogue, void *bias) {
   // cuBLASLt's A is our B: stored row-major [rows, cols] = column-major
   // [cols, rows]; that already is op(B)^T unless op transposes it.
-  checkCublas(cublasLtMatrixLayoutCreate(plan.aLayout.out(), lt.type, p.B.cols,
-                                         p.B.rows, lt.lda),
+  checkCublas(cublasLtMatrixLayoutCreate(plan.aLayout.out(), lt.aType,
+                                         lt.aRows, lt.aCols, lt.lda),
               "cublasLtMatrixLayoutCreate(A)");
-  checkCublas(cublasLtMatrixLayoutCreate(plan.bLayout.out(), lt.type, p.A.cols,
-                                         p.A.rows, lt.ldb),
+  checkCublas(cublasLtMatrixLayoutCreate(plan.bLayout.out(), lt.bType,
+                                         lt.bRows, lt.bCols, lt.ldb),
               "cublasLtMatrixLayoutCreate(B)");
   checkCublas(
-      cublasLtMatrixLayoutCreate(plan.dLayout.out(), lt.type, p.N, p.M, lt.ldd),
+      cublasLtMatrixLayoutCreate(plan.dLayout.out(), lt.type, lt.m, lt.n, lt.ldd),
       "cublasLtMatrixLayoutCreate(D)");
 
   checkCublas(
@@ -525,6 +581,17 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
                                              CUBLASLT_MATMUL_DESC_TRANSB,
                                              &transb, sizeof(transb)),
               "cublasLtMatmulDescSetAttribute(TRANSB)");
+  if (lt.scaleMode >= 0) {
+    int32_t mode = lt.scaleMode;
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode,
+                 "cublasLtMatmulDescSetAttribute(A_SCALE_MODE)");
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode,
+                 "cublasLtMatmulDescSetAttribute(B_SCALE_MODE)");
+    int8_t fast = lt.fastAccum ? 1 : 0;
+    setAttribute(plan.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast,
+                 "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
+    updateScales(plan, lt);
+  }
   if (epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
     // The real bias pointer: the heuristic reads its alignment.
     configureEpilogue(plan.desc, epilogue, bias, lt.type);
@@ -546,10 +613,9 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
 /// The calling thread's plan for `p` run with `epilogue` on `ctx`'s device,
 /// built on first use. The reference is valid until the next planFor call on
 /// this thread (which may clear the cache).
-GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
-                  const LtProblem &lt, cublasLtEpilogue_t epilogue,
-                  void *bias) {
-  PlanKey key{algoKeyOf(p, lt, epilogue, bias, ctx.cuda->workspaceBytes),
+GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const LtProblem &lt,
+                  cublasLtEpilogue_t epilogue, void *bias) {
+  PlanKey key{algoKeyOf(lt, epilogue, bias, ctx.cuda->workspaceBytes),
               ctx.device};
   PlanCache &plans = threadPlans;
   auto it = plans.find(key);
@@ -561,7 +627,7 @@ GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
     plans.clear();
   it = plans.try_emplace(key).first;
   try {
-    buildPlan(it->second, ctx, dev, key.key, p, lt, epilogue, bias);
+    buildPlan(it->second, ctx, dev, key.key, lt, epilogue, bias);
   } catch (...) {
     plans.erase(it);
     throw;
@@ -575,13 +641,80 @@ GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const GemmProblem &p,
 // GEMM
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Runs `lt` on the context's stream with the fused epilogue `fused`
+/// (BIAS or BGRADB, on `bias`) when an algorithm takes it, else unfused: a
+/// BIAS is then pre-broadcast into D and accumulated with beta = 1, so the
+/// result is rounded once as in the fused epilogue; the caller does the rest
+/// of an unfused BGRADB. `accumulate`: beta = 1 (D += product). Returns
+/// whether the epilogue was fused (counts epilogue_fallbacks otherwise).
+bool runLt(slinrt_context &ctx, const LtProblem &lt, cublasLtEpilogue_t fused,
+           void *bias, bool accumulate) {
+  CudaState &state = *ctx.cuda;
+  DeviceState &dev = *state.device;
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  GemmPlan *plan = nullptr;
+  bool useFused = fused != CUBLASLT_EPILOGUE_DEFAULT;
+  // The alignment preferences do not cover the bias pointer, and a bias
+  // sliced from a larger buffer faults in the fused kernels: unfuse instead.
+  if (useFused && alignmentOf(bias) < 16)
+    useFused = false;
+  if (useFused) {
+    GemmPlan &fusedPlan = planFor(ctx, dev, lt, fused, bias);
+    if (fusedPlan.found) {
+      // The one per-call attribute (this thread's descriptor: threadPlans).
+      if (fusedPlan.bias != bias) {
+        setAttribute(fusedPlan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias,
+                     "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        fusedPlan.bias = bias;
+      }
+      plan = &fusedPlan;
+    } else {
+      useFused = false; // fusedPlan is not used past the next planFor
+    }
+  }
+  if (fused != CUBLASLT_EPILOGUE_DEFAULT && !useFused)
+    ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
+  if (!useFused) {
+    GemmPlan &plainPlan =
+        planFor(ctx, dev, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr);
+    if (!plainPlan.found)
+      raise(SLINRT_ERROR_CUBLAS, "no cuBLASLt algorithm for ", describe(lt),
+            ": ", plainPlan.entry->failure);
+    plan = &plainPlan;
+  }
+  updateScales(*plan, lt);
+
+  bool withBias = fused == CUBLASLT_EPILOGUE_BIAS;
+  bool betaOne = (withBias && !useFused) || accumulate;
+  if (withBias && !useFused)
+    checkCuda(cuda::launchBroadcastRows(lt.dtype, lt.d, lt.ldd, lt.n, lt.m, bias,
+                                  stream),
+              "broadcast kernel launch");
+  float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;
+  double alpha64 = 1.0, beta64 = betaOne ? 1.0 : 0.0;
+  bool f64 = lt.dtype == SLINRT_F64;
+  checkCublas(cublasLtMatmul(dev.handle, plan->desc,
+                             f64 ? static_cast<const void *>(&alpha64)
+                                 : static_cast<const void *>(&alpha32),
+                             lt.a, plan->aLayout, lt.b, plan->bLayout,
+                             f64 ? static_cast<const void *>(&beta64)
+                                 : static_cast<const void *>(&beta32),
+                             lt.d, plan->dLayout, lt.d, plan->dLayout,
+                             &plan->algo, state.workspace,
+                             state.workspaceBytes, stream),
+              "cublasLtMatmul");
+  return useFused;
+}
+
+} // namespace
+
 void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
   slinrt_dtype dtype = p.dtype;
   if (p.M == 0)
     return;
   DeviceGuard guard(ctx.device);
-  CudaState &state = *ctx.cuda;
-  DeviceState &dev = *state.device;
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
   bool biasGrad = p.epilogue == SLINRT_EPILOGUE_BIAS_GRAD;
   bool withBias = p.epilogue == SLINRT_EPILOGUE_BIAS;
@@ -607,7 +740,8 @@ void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
   }
 
   LtProblem lt;
-  lt.type = cudaTypeOf(dtype);
+  lt.dtype = dtype;
+  lt.type = lt.aType = lt.bType = cudaTypeOf(dtype);
   lt.scaleType = dtype == SLINRT_F64 ? CUDA_R_64F : CUDA_R_32F;
   lt.computeType = dtype == SLINRT_F64 ? CUBLAS_COMPUTE_64F
                    : (dtype == SLINRT_F32 && ctx.allowTF32)
@@ -616,11 +750,18 @@ void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
   lt.a = p.B.data;
   lt.transa = p.B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   lt.lda = p.B.ld;
+  lt.aRows = p.B.cols;
+  lt.aCols = p.B.rows;
   lt.b = p.A.data;
   lt.transb = p.A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   lt.ldb = p.A.ld;
+  lt.bRows = p.A.cols;
+  lt.bCols = p.A.rows;
   lt.d = p.D;
   lt.ldd = p.ldd;
+  lt.m = p.N;
+  lt.n = p.M;
+  lt.k = p.K;
 
   // Fused epilogues in the swapped (column-major, D^T) problem:
   //  * BIAS: cuBLASLt adds a vector of length m' (rows of its D) to every
@@ -633,61 +774,159 @@ void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
   cublasLtEpilogue_t fused = withBias   ? CUBLASLT_EPILOGUE_BIAS
                              : biasGrad ? CUBLASLT_EPILOGUE_BGRADB
                                         : CUBLASLT_EPILOGUE_DEFAULT;
-  const GemmPlan *plan = nullptr;
-  bool useFused = fused != CUBLASLT_EPILOGUE_DEFAULT;
-  // The alignment preferences do not cover the bias pointer, and a bias
-  // sliced from a larger buffer faults in the fused kernels: unfuse instead.
-  if (useFused && alignmentOf(p.bias) < 16)
-    useFused = false;
-  if (useFused) {
-    GemmPlan &fusedPlan = planFor(ctx, dev, p, lt, fused, p.bias);
-    if (fusedPlan.found) {
-      // The one per-call attribute (this thread's descriptor: threadPlans).
-      if (fusedPlan.bias != p.bias) {
-        void *biasPointer = p.bias;
-        checkCublas(cublasLtMatmulDescSetAttribute(
-                        fusedPlan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                        &biasPointer, sizeof(biasPointer)),
-                    "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
-        fusedPlan.bias = p.bias;
-      }
-      plan = &fusedPlan;
-    } else {
-      useFused = false; // fusedPlan is not used past the next planFor
-    }
-  }
-  if (fused != CUBLASLT_EPILOGUE_DEFAULT && !useFused)
-    ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
-  if (!useFused) {
-    const GemmPlan &plainPlan =
-        planFor(ctx, dev, p, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr);
-    if (!plainPlan.found)
-      raise(SLINRT_ERROR_CUBLAS, "no cuBLASLt algorithm for ", describe(p, lt),
-            ": ", plainPlan.entry->failure);
-    plan = &plainPlan;
-  }
-
-  // Unfused bias: pre-broadcast it into D and accumulate with beta = 1, so the
-  // result is rounded once, as in the fused epilogue.
-  bool betaOne = (withBias && !useFused) || accumulate;
-  if (withBias && !useFused)
-    checkCuda(launchBroadcastRows(dtype, p.D, p.ldd, p.M, p.N, p.bias, stream),
-              "broadcast kernel launch");
-  float alpha32 = 1.0f, beta32 = betaOne ? 1.0f : 0.0f;
-  double alpha64 = 1.0, beta64 = betaOne ? 1.0 : 0.0;
-  bool f64 = dtype == SLINRT_F64;
-  checkCublas(cublasLtMatmul(dev.handle, plan->desc,
-                             f64 ? static_cast<const void *>(&alpha64)
-                                 : static_cast<const void *>(&alpha32),
-                             lt.a, plan->aLayout, lt.b, plan->bLayout,
-                             f64 ? static_cast<const void *>(&beta64)
-                                 : static_cast<const void *>(&beta32),
-                             lt.d, plan->dLayout, lt.d, plan->dLayout,
-                             &plan->algo, state.workspace,
-                             state.workspaceBytes, stream),
-              "cublasLtMatmul");
-  if (biasGrad && !useFused)
+  bool usedFused = runLt(ctx, lt, fused, p.bias, accumulate);
+  if (biasGrad && !usedFused)
     rowSums();
+}
+
+//===----------------------------------------------------------------------===//
+// Scaled (FP8) GEMM
+//===----------------------------------------------------------------------===//
+
+void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
+  DeviceState &dev = *ctx.cuda->device;
+  if (dev.computeMajor * 10 + dev.computeMinor < 89)
+    raise(SLINRT_ERROR_UNSUPPORTED,
+          "FP8 needs compute capability 8.9 or newer, device has ",
+          dev.computeMajor, ".", dev.computeMinor);
+  if (p.M == 0 || p.N == 0)
+    return;
+  DeviceGuard guard(ctx.device);
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  void *bias = const_cast<char *>(p.bias);
+  if (p.K == 0) { // cuBLASLt does not take k = 0
+    checkCuda(launchBroadcastRows(p.outType, p.D, p.ldd, p.M, p.N, bias,
+                                  stream),
+              "broadcast kernel launch");
+    return;
+  }
+  // Row-major D = A B^T is column-major D^T = B A^T: cuBLASLt's A is our B
+  // ([N, K] row-major = [K, N] column-major, transposed: TN), its B our A,
+  // and so are the scales (its A scale has m' = N entries, ours is scaleB).
+  LtProblem lt;
+  lt.dtype = p.outType;
+  lt.type = cudaTypeOf(p.outType);
+  lt.aType = cudaTypeOf(p.bType);
+  lt.bType = cudaTypeOf(p.aType);
+  lt.computeType = CUBLAS_COMPUTE_32F;
+  lt.scaleType = CUDA_R_32F;
+  lt.transa = CUBLAS_OP_T;
+  lt.transb = CUBLAS_OP_N;
+  lt.a = p.B;
+  lt.lda = p.ldb;
+  lt.aRows = p.K;
+  lt.aCols = p.N;
+  lt.b = p.A;
+  lt.ldb = p.lda;
+  lt.bRows = p.K;
+  lt.bCols = p.M;
+  lt.d = p.D;
+  lt.ldd = p.ldd;
+  lt.m = p.N;
+  lt.n = p.M;
+  lt.k = p.K;
+  lt.scaleMode = p.scaling == SLINRT_SCALING_OUTER_VECTOR
+                     ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
+                     : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  lt.fastAccum = p.fastAccum;
+  lt.aScale = p.scaleB;
+  lt.bScale = p.scaleA;
+  // The fused bias of an FP8 GEMM has D's type for bf16 / fp16 output; an
+  // fp32 D takes a bf16 bias only, so an fp32 bias is added by a kernel after
+  // the GEMM: round(round(sA sB acc) + bias) in fp32, as the CPU target does.
+  if (bias && p.outType == SLINRT_F32) {
+    ctx.counters.epilogueFallbacks.fetch_add(1, std::memory_order_relaxed);
+    runLt(ctx, lt, CUBLASLT_EPILOGUE_DEFAULT, nullptr, /*accumulate=*/false);
+    checkCuda(launchAddRowsF32(reinterpret_cast<float *>(p.D), p.ldd, p.M, p.N,
+                               reinterpret_cast<const float *>(bias), stream),
+              "bias kernel launch");
+    return;
+  }
+  runLt(ctx, lt, bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT,
+        bias, /*accumulate=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 quantization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+cuda::Fp8Part partOf(const QuantMatrix &m, slinrt_dtype src, int64_t rowOffset) {
+  return cuda::Fp8Part{m.data, m.rows, m.cols, m.ld, rowOffset,
+                 cuda::vectorLoadsOk(m.data, m.cols, m.ld) &&
+                     (m.ld * dtypeSize(src)) % 16 == 0};
+}
+
+std::vector<cuda::Fp8Part> partsOf(const PartsProblem &p) {
+  std::vector<cuda::Fp8Part> parts;
+  parts.reserve(p.parts.size());
+  for (size_t i = 0; i < p.parts.size(); ++i)
+    parts.push_back(partOf(p.parts[i], p.src, p.rowOffset[i]));
+  return parts;
+}
+
+int partCount(const PartsProblem &p) {
+  if (p.parts.size() > size_t(INT_MAX))
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "too many parts: ", p.parts.size());
+  return int(p.parts.size());
+}
+
+} // namespace
+
+void cuda::amaxParts(slinrt_context &ctx, const PartsProblem &p) {
+  if (p.parts.empty())
+    return;
+  DeviceGuard guard(ctx.device);
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  checkCuda(cudaMemsetAsync(p.amax, 0, p.parts.size() * sizeof(float), stream),
+            "cudaMemsetAsync(amax)");
+  std::vector<cuda::Fp8Part> parts = partsOf(p);
+  checkCuda(launchAmaxParts(p.src, parts.data(), partCount(p), nullptr, p.amax,
+                            stream),
+            "amax kernel launch");
+}
+
+void cuda::castParts(slinrt_context &ctx, const PartsProblem &p) {
+  if (p.parts.empty())
+    return;
+  DeviceGuard guard(ctx.device);
+  std::vector<cuda::Fp8Part> parts = partsOf(p);
+  checkCuda(launchCastParts(p.src, p.dst, parts.data(), partCount(p), p.cols,
+                            p.totalRows, nullptr, p.amaxIn,
+                            static_cast<uint8_t *>(p.out),
+                            static_cast<uint8_t *>(p.outT), p.scaleInv,
+                            p.rowScaleInv, static_cast<cudaStream_t>(ctx.stream)),
+            "FP8 cast kernel launch");
+}
+
+void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
+  DeviceGuard guard(ctx.device);
+  cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);
+  Fp8Part x = partOf(p.x, p.src, 0);
+  uint8_t *out = static_cast<uint8_t *>(p.out);
+  uint8_t *outT = static_cast<uint8_t *>(p.outT);
+  switch (p.axis) {
+  case SLINRT_QUANT_TENSOR:
+    checkCuda(cudaMemsetAsync(p.amax, 0, sizeof(float), stream),
+              "cudaMemsetAsync(amax)");
+    checkCuda(launchAmaxParts(p.src, &x, 1, p.colScale, p.amax, stream),
+              "amax kernel launch");
+    checkCuda(launchCastParts(p.src, p.dst, &x, 1, x.cols, x.rows, p.colScale,
+                              p.amax, out, outT, p.scaleInv, nullptr, stream),
+              "FP8 cast kernel launch");
+    return;
+  case SLINRT_QUANT_ROWS:
+    checkCuda(launchQuantizeRows(p.src, p.dst, x, p.colScale, p.amax,
+                                 p.scaleInv, out, outT, stream),
+              "FP8 row quantization kernel launch");
+    return;
+  case SLINRT_QUANT_COLS:
+    checkCuda(launchQuantizeCols(p.src, p.dst, x, p.colScale, p.amax,
+                                 p.scaleInv, out, outT, stream),
+              "FP8 column quantization kernel launch");
+    return;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -281,6 +281,8 @@ slinrt_counters slinrt_context_counters(const slinrt_context *ctx) {
     out.copies = c.copies.load(std::memory_order_relaxed);
     out.allocs = c.allocs.load(std::memory_order_relaxed);
     out.copies_2d = c.copies2d.load(std::memory_order_relaxed);
+    out.scaled_gemms = c.scaledGemms.load(std::memory_order_relaxed);
+    out.quantizations = c.quantizations.load(std::memory_order_relaxed);
   } catch (...) {
   }
   return out;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmProblem.h"
+#include "Quantize.h"
 #include "RuntimeImpl.h"
 
 #include <type_traits>
@@ -58,6 +59,27 @@ void runGemm(Target target, slinrt_context *ctx, const char *name,
 #endif
       cpu::gemm(c, p);
     c.counters.gemms.fetch_add(1, std::memory_order_relaxed);
+  });
+}
+
+void runScaledGemm(Target target, slinrt_context *ctx, const char *name,
+                   slinrt_dtype outType, slinrt_memref2d *A, slinrt_memref2d *B,
+                   slinrt_memref2d *D, slinrt_memref1d *scaleA,
+                   slinrt_memref1d *scaleB, slinrt_memref1d *bias,
+                   int32_t aDtype, int32_t bDtype, int32_t scaling,
+                   int32_t fastAccum) {
+  guardedCall(ctx, name, [&](slinrt_context &c) {
+    requireTarget(c, target);
+    ScaledGemmProblem p =
+        makeScaledGemmProblem(outType, A, B, D, scaleA, scaleB, bias, aDtype,
+                              bDtype, scaling, fastAccum);
+#if SPLITLINEAR_HAVE_CUDA
+    if (target == Target::CUDA)
+      cuda::scaledGemm(c, p);
+    else
+#endif
+      cpu::scaledGemm(c, p);
+    c.counters.scaledGemms.fetch_add(1, std::memory_order_relaxed);
   });
 }
 
@@ -186,7 +208,30 @@ SLINRT_DEFINE_TARGET(cuda, Target::CUDA)
 
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
 
+#define SLINRT_DEFINE_SCALED_GEMM(TGT, TARGET, T, ENUM)                        \
+  void _mlir_ciface_slinrt_##TGT##_scaled_gemm_##T(                            \
+      slinrt_context *ctx, slinrt_memref2d *A, slinrt_memref2d *B,             \
+      slinrt_memref2d *D, slinrt_memref1d *scaleA, slinrt_memref1d *scaleB,    \
+      slinrt_memref1d *bias, int32_t aDtype, int32_t bDtype, int32_t scaling,  \
+      int32_t fastAccum) {                                                     \
+    runScaledGemm(TARGET, ctx, "slinrt_" #TGT "_scaled_gemm_" #T, ENUM, A, B,  \
+                  D, scaleA, scaleB, bias, aDtype, bDtype, scaling,            \
+                  fastAccum);                                                  \
+  }
+#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
+  SLINRT_DEFINE_SCALED_GEMM(cpu, Target::CPU, T, ENUM)                         \
+  SLINRT_DEFINE_SCALED_GEMM(cuda, Target::CUDA, T, ENUM)
+
+// Same-type FP8 copies: the dtype constants come from the enum directly.
+#define SLINRT_FP8_DTYPE(T, ENUM)                                              \
+  constexpr slinrt_dtype kDtype_##T = ENUM;                                    \
+  SLINRT_DEFINE_COPIES(cpu, Target::CPU, T, T)                                 \
+  SLINRT_DEFINE_COPIES(cuda, Target::CUDA, T, T)
+
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+
 #undef SLINRT_DEFINE_GEMM
 #undef SLINRT_DEFINE_COPIES
+#undef SLINRT_DEFINE_SCALED_GEMM
 
 } // extern "C"

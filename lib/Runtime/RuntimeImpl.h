@@ -71,8 +71,16 @@ inline int64_t dtypeSize(slinrt_dtype dtype) {
     return 2;
   case SLINRT_F64:
     return 8;
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    return 1;
   }
   return 0;
+}
+
+/// True for the FP8 storage types.
+inline bool isFp8(slinrt_dtype dtype) {
+  return dtype == SLINRT_F8E4M3FN || dtype == SLINRT_F8E5M2;
 }
 
 /// The byte range of a strided view relative to its base pointer: element
@@ -118,6 +126,10 @@ inline const char *dtypeName(slinrt_dtype dtype) {
     return "bf16";
   case SLINRT_F64:
     return "f64";
+  case SLINRT_F8E4M3FN:
+    return "f8e4m3fn";
+  case SLINRT_F8E5M2:
+    return "f8e5m2";
   }
   return "?";
 }
@@ -125,7 +137,9 @@ inline const char *dtypeName(slinrt_dtype dtype) {
 /// A type carried as a value, for generic lambdas.
 template <typename T> struct TypeTag { using type = T; };
 
-/// Calls `fn(TypeTag<T>{})` with T the storage type of `dtype`.
+/// Calls `fn(TypeTag<T>{})` with T the storage type of `dtype`, one of the
+/// four arithmetic types (FP8 types are only stored and are dispatched
+/// where they are used).
 template <typename Fn>
 decltype(auto) dispatchDtype(slinrt_dtype dtype, Fn &&fn) {
   switch (dtype) {
@@ -137,8 +151,12 @@ decltype(auto) dispatchDtype(slinrt_dtype dtype, Fn &&fn) {
     return fn(TypeTag<BFloat16>{});
   case SLINRT_F64:
     return fn(TypeTag<double>{});
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    break;
   }
-  raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown dtype ", int(dtype));
+  raise(SLINRT_ERROR_INVALID_ARGUMENT, "dtype ", dtypeName(dtype), " (",
+        int(dtype), ") is not one of f32, f16, bf16, f64 here");
 }
 
 /// A rank-2 strided view with its element address resolved (rank 1 is one
@@ -176,7 +194,8 @@ struct slinrt_context {
 
   struct Counters {
     std::atomic<int64_t> gemms{0}, epilogueFallbacks{0}, algoCacheHits{0},
-        algoCacheMisses{0}, copies{0}, allocs{0}, copies2d{0};
+        algoCacheMisses{0}, copies{0}, allocs{0}, copies2d{0}, scaledGemms{0},
+        quantizations{0};
   } counters;
 
   /// True once an error is recorded (until cleared).
@@ -249,16 +268,25 @@ void freeBuffer(slinrt_context &ctx, void *ptr);
 // Backends
 //===----------------------------------------------------------------------===//
 
-struct GemmProblem; // GemmProblem.h
+struct GemmProblem;       // GemmProblem.h
+struct ScaledGemmProblem; // Quantize.h
+struct PartsProblem;      // Quantize.h
+struct QuantizeProblem;   // Quantize.h
 
 /// What every backend implements; the entry points validate the operands
 /// (makeGemmProblem, viewOf) and dispatch on the context's Target.
 ///  * gemm: row-major D = op(A) op(B) (+ epilogue), on the context's stream;
-///  * copy: dst = convert(src), elementwise;
+///  * copy: dst = convert(src), elementwise (FP8 only to the same type);
+///  * scaledGemm, amaxParts, castParts, quantize: the FP8 GEMM and the
+///    quantization functions of Runtime.h, on validated problems;
 ///  * defaultAlloc / defaultFree: the default allocator callbacks (CPU:
 ///    256-byte aligned host memory; CUDA: cudaMallocAsync on the stream).
 #define SLINRT_BACKEND_FUNCTIONS                                               \
   void gemm(slinrt_context &ctx, const GemmProblem &p);                        \
+  void scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p);            \
+  void amaxParts(slinrt_context &ctx, const PartsProblem &p);                  \
+  void castParts(slinrt_context &ctx, const PartsProblem &p);                  \
+  void quantize(slinrt_context &ctx, const QuantizeProblem &p);                \
   void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,   \
             const View2D &src, const View2D &dst);                             \
   void *defaultAlloc(void *user, size_t bytes, int device, void *stream);      \

@@ -27,7 +27,10 @@
 namespace slinrt_test {
 
 inline int64_t elementSize(slinrt_dtype dtype) {
-  return dtype == SLINRT_F64 ? 8 : dtype == SLINRT_F32 ? 4 : 2;
+  return dtype == SLINRT_F64   ? 8
+         : dtype == SLINRT_F32 ? 4
+         : (dtype == SLINRT_F8E4M3FN || dtype == SLINRT_F8E5M2) ? 1
+                                                                : 2;
 }
 
 inline const char *dtypeName(slinrt_dtype dtype) {
@@ -40,6 +43,10 @@ inline const char *dtypeName(slinrt_dtype dtype) {
     return "bf16";
   case SLINRT_F64:
     return "f64";
+  case SLINRT_F8E4M3FN:
+    return "f8e4m3fn";
+  case SLINRT_F8E5M2:
+    return "f8e5m2";
   }
   return "?";
 }
@@ -71,6 +78,11 @@ inline double roundTo(slinrt_dtype dtype, double x) {
     return roundToFormat(x, 11, -14, 65504.0);
   case SLINRT_BF16:
     return roundToFormat(x, 8, -126, std::ldexp(255.0, 120));
+  case SLINRT_F8E4M3FN: // saturating, as the FP8 casts
+    return roundToFormat(std::max(-448.0, std::min(x, 448.0)), 4, -6, 448.0);
+  case SLINRT_F8E5M2:
+    return roundToFormat(std::max(-57344.0, std::min(x, 57344.0)), 3, -14,
+                         57344.0);
   }
   return x;
 }
@@ -151,6 +163,9 @@ inline double load(slinrt_dtype dtype, const uint8_t *p) {
     std::memcpy(&b, p, 2);
     return decodeBFloat16(b);
   }
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    break; // FP8 bytes: Fp8TestUtils.h
   }
   return 0;
 }
@@ -177,6 +192,9 @@ inline void store(slinrt_dtype dtype, double v, uint8_t *p) {
     std::memcpy(p, &b, 2);
     return;
   }
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    return; // FP8 bytes: Fp8TestUtils.h
   }
 }
 
@@ -322,6 +340,9 @@ inline GemmFn cpuGemm(slinrt_dtype dtype) {
   case ENUM:                                                                   \
     return _mlir_ciface_slinrt_cpu_gemm_##T;
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    break;
   }
   return nullptr;
 }
@@ -331,6 +352,9 @@ inline GemmFn cudaGemm(slinrt_dtype dtype) {
   case ENUM:                                                                   \
     return _mlir_ciface_slinrt_cuda_gemm_##T;
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  case SLINRT_F8E4M3FN:
+  case SLINRT_F8E5M2:
+    break;
   }
   return nullptr;
 }
@@ -380,6 +404,10 @@ inline double outputRounding(slinrt_dtype dtype) {
     return std::ldexp(1.0, -11);
   case SLINRT_BF16:
     return std::ldexp(1.0, -8);
+  case SLINRT_F8E4M3FN:
+    return std::ldexp(1.0, -4);
+  case SLINRT_F8E5M2:
+    return std::ldexp(1.0, -3);
   }
   return 0;
 }

@@ -12,9 +12,12 @@ include "mlir/Pass/PassBase.td"
 def ConvertSlinToRuntime : Pass<"convert-slin-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Lower slin ops to runtime calls (cuBLASLt on CUDA, BLAS on CPU)";
   let description = [{
-    Rewrites `slin.gemm` and `slin.concat` into `func.call`s of the runtime's
-    C-interface entry points (`slinrt_<target>_gemm_<type>`, ...), declared
-    `llvm.emit_c_interface` so memrefs travel as strided descriptors;
+    Rewrites `slin.gemm`, the FP8 `slin.scaled_gemm` and `slin.concat` into
+    `func.call`s of the runtime's C-interface entry points
+    (`slinrt_<target>_gemm_<type>`, `slinrt_<target>_scaled_gemm_<out>`,
+    `slinrt_<target>_copy2d_<src>_<dst>`, FP8 parts copied as is), declared
+    `llvm.emit_c_interface` so memrefs travel as strided descriptors (FP8
+    elements are one byte);
     `slin.alloc`/`slin.dealloc` into the runtime's allocator
     (`slinrt_<target>_alloc/free`; the program's own `memref.alloc`s are
     left alone);

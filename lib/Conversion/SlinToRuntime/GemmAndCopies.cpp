@@ -80,6 +80,8 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     operands.push_back(ab.i32(static_cast<int32_t>(op.getEpilogue())));
 
     StringRef name = gemmCallee(target, dtype);
+    if (name.empty())
+      return rewriter.notifyMatchFailure(op, "no runtime GEMM for this type");
     if (failed(callRuntime(rewriter, op, name, operands)))
       return rewriter.notifyMatchFailure(op, "symbol '" + name +
                                                  "' exists with another type");
@@ -155,6 +157,9 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
       StringRef srcType =
           dtypeSuffix(cast<MemRefType>(part.getType()).getElementType());
       StringRef name = copyCallee(target, rank, srcType, dstType);
+      if (name.empty())
+        return rewriter.notifyMatchFailure(
+            op, "no runtime copy from " + srcType + " to " + dstType);
       if (failed(callRuntime(rewriter, op, name, {*context, *src, *dst})))
         return rewriter.notifyMatchFailure(
             op, "symbol '" + name + "' exists with another type");

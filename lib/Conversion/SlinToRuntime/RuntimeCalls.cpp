@@ -22,19 +22,33 @@
 using namespace mlir;
 using namespace mlir::slin;
 
-/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`, from
-/// RuntimeEntryPoints.def), or "" for a type it has no entry points for.
-StringRef slin::detail::dtypeSuffix(Type type) {
-  std::optional<slinrt_dtype> dtype;
+/// The slinrt_dtype of an element type, or std::nullopt for a type the
+/// runtime has no code for.
+std::optional<int32_t> slin::detail::dtypeCode(Type type) {
   if (type.isF32())
-    dtype = SLINRT_F32;
-  else if (type.isF16())
-    dtype = SLINRT_F16;
-  else if (type.isBF16())
-    dtype = SLINRT_BF16;
-  else if (type.isF64())
-    dtype = SLINRT_F64;
+    return SLINRT_F32;
+  if (type.isF16())
+    return SLINRT_F16;
+  if (type.isBF16())
+    return SLINRT_BF16;
+  if (type.isF64())
+    return SLINRT_F64;
+  if (isa<Float8E4M3FNType>(type))
+    return SLINRT_F8E4M3FN;
+  if (isa<Float8E5M2Type>(type))
+    return SLINRT_F8E5M2;
+  return std::nullopt;
+}
+
+/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`,
+/// `f8e4m3fn`, `f8e5m2`, from RuntimeEntryPoints.def), or "" for a type it
+/// has no entry points for.
+StringRef slin::detail::dtypeSuffix(Type type) {
+  std::optional<int32_t> dtype = dtypeCode(type);
 #define SLINRT_DTYPE(T, ENUM)                                                  \
+  if (dtype == ENUM)                                                           \
+    return #T;
+#define SLINRT_FP8_DTYPE(T, ENUM)                                              \
   if (dtype == ENUM)                                                           \
     return #T;
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
@@ -51,7 +65,7 @@ StringRef slin::detail::gemmCallee(RuntimeTarget target, StringRef dtype) {
   return "";
 }
 
-/// `slinrt_<target>_copy{1,2}d_<src>_<dst>`.
+/// `slinrt_<target>_copy{1,2}d_<src>_<dst>` (FP8: only `src == dst`).
 StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
                                    StringRef src, StringRef dst) {
   bool cuda = target == RuntimeTarget::cuda;
@@ -63,6 +77,18 @@ StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
     return cuda ? "slinrt_cuda_copy2d_" #S "_" #T                              \
                 : "slinrt_cpu_copy2d_" #S "_" #T;                              \
   }
+#define SLINRT_FP8_DTYPE(T, ENUM) SLINRT_DTYPE_PAIR(T, T)
+#include "splitlinear/Runtime/RuntimeEntryPoints.def"
+  return "";
+}
+
+/// `slinrt_<target>_scaled_gemm_<out>`.
+StringRef slin::detail::scaledGemmCallee(RuntimeTarget target,
+                                         StringRef out) {
+#define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
+  if (out == #T)                                                               \
+    return target == RuntimeTarget::cuda ? "slinrt_cuda_scaled_gemm_" #T       \
+                                         : "slinrt_cpu_scaled_gemm_" #T;
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
   return "";
 }

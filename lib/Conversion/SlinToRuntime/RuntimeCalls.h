@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace mlir {
 namespace slin {
 namespace detail {
@@ -28,14 +30,20 @@ namespace detail {
 // The names are spelled by RuntimeEntryPoints.def (the list Runtime.h
 // declares and the runtime defines); "" for a name it does not have.
 
-/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`), or ""
-/// for a type it has no entry points for.
+/// The slinrt_dtype code of an element type (SLINRT_F32 .. SLINRT_F8E5M2),
+/// or std::nullopt for a type the runtime does not know.
+std::optional<int32_t> dtypeCode(Type type);
+/// The runtime's name of an element type (`f32`, `f16`, `bf16`, `f64`,
+/// `f8e4m3fn`, `f8e5m2`), or "" for a type it has no entry points for.
 StringRef dtypeSuffix(Type type);
 /// `slinrt_<target>_gemm_<dtype>`.
 StringRef gemmCallee(RuntimeTarget target, StringRef dtype);
-/// `slinrt_<target>_copy{1,2}d_<src>_<dst>`.
+/// `slinrt_<target>_copy{1,2}d_<src>_<dst>` ("" for a pair the runtime
+/// does not copy, e.g. FP8 to another type).
 StringRef copyCallee(RuntimeTarget target, int64_t rank, StringRef src,
                      StringRef dst);
+/// `slinrt_<target>_scaled_gemm_<out>` (`out`: f32, f16, bf16; else "").
+StringRef scaledGemmCallee(RuntimeTarget target, StringRef out);
 /// `slinrt_<target>_alloc` (`free`: `slinrt_<target>_free`).
 StringRef allocCallee(RuntimeTarget target, bool free);
 
@@ -88,6 +96,10 @@ FailureOr<Value> getRuntimeContext(RewriterBase &rewriter, Operation *op);
 /// runtime's compute entry points (GemmAndCopies.cpp).
 void populateGemmAndCopyPatterns(RewritePatternSet &patterns,
                                  RuntimeTarget target);
+
+/// `slin.scaled_gemm` → `slinrt_<target>_scaled_gemm_<out>` (ScaledGemm.cpp).
+void populateScaledGemmPatterns(RewritePatternSet &patterns,
+                                RuntimeTarget target);
 
 /// `slin.alloc` / `slin.dealloc` → the runtime allocator (Buffers.cpp).
 void populateBufferPatterns(RewritePatternSet &patterns, RuntimeTarget target);

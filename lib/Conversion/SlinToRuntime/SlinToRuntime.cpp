@@ -3,7 +3,8 @@
 // Implements `convert-slin-to-runtime`: the last step out of the `slin`
 // dialect. `slin.gemm`, `slin.concat` and `slin.prefer_per_part` become
 // `func.call`s of the runtime's C-interface entry points
-// (include/splitlinear/Runtime/Runtime.h; GemmAndCopies.cpp), the temporary
+// (include/splitlinear/Runtime/Runtime.h; GemmAndCopies.cpp), and so does
+// the FP8 `slin.scaled_gemm` (ScaledGemm.cpp); the temporary
 // buffers the slin passes allocate (`slin.alloc` / `slin.dealloc`) come from
 // the runtime's allocator (Buffers.cpp), and `slin.is_adjacent` /
 // `slin.view_concat` become memref metadata arithmetic (Views.cpp). Every
@@ -39,6 +40,7 @@ using namespace mlir::slin;
 void mlir::slin::populateSlinToRuntimeConversionPatterns(
     RewritePatternSet &patterns, RuntimeTarget target) {
   slin::detail::populateGemmAndCopyPatterns(patterns, target);
+  slin::detail::populateScaledGemmPatterns(patterns, target);
   slin::detail::populateBufferPatterns(patterns, target);
   slin::detail::populateViewPatterns(patterns);
 }
@@ -60,7 +62,7 @@ struct ConvertSlinToRuntimePass
   LogicalResult checkInput(ModuleOp module) {
     bool failedCheck = false;
     module.walk([&](Operation *op) {
-      if (isa<LinearOp, LinearDgradOp>(op)) {
+      if (isa<LinearOp, LinearDgradOp, ScaledLinearOp>(op)) {
         op->emitError() << "'" << op->getName()
                         << "' cannot be lowered to runtime calls: run "
                            "slin-elide-concat and slin-expand-linear first";

@@ -437,7 +437,7 @@ func.func @alloc_dynamic_sizes(%n: index) {
 // -----
 
 func.func @alloc_element_type() {
-  // expected-error @+1 {{'slin.alloc' op result #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'memref<4xi32>'}}
+  // expected-error @+1 {{'slin.alloc' op result #0 must be memref of 16-bit float or bfloat16 type or 32-bit float or 64-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<4xi32>'}}
   %b = slin.alloc() : memref<4xi32>
   return
 }

@@ -16,7 +16,7 @@ class Operation;
 class RewritePatternSet;
 namespace slin {
 
-/// Adds the patterns that lower `slin.gemm`, `slin.concat`,
+/// Adds the patterns that lower `slin.gemm`, `slin.scaled_gemm`, `slin.concat`,
 /// `slin.is_adjacent`, `slin.view_concat`, `slin.prefer_per_part`,
 /// `slin.alloc` and `slin.dealloc` to calls of the runtime ABI of `target`
 /// (names from RuntimeEntryPoints.def) and to memref metadata ops. Each

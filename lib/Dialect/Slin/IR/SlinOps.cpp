@@ -9,7 +9,9 @@
 // view_concat's result) must have a strided layout in the default memory space:
 // the lowering reads layouts with memref.extract_strided_metadata, builds
 // subviews and passes strided descriptors of plain pointers to the runtime.
-// Static sums of sizes must fit in int64. `slin.alloc` results have the
+// Static sums of sizes must fit in int64. The scaled (FP8) ops also check
+// what the FP8 GEMMs require: no e5m2 x e5m2, static K and N multiples of
+// 16, scale vectors sized for the scaling. `slin.alloc` results have the
 // identity layout, which the lowering's `memref.view` of the runtime's bytes
 // produces.
 //
@@ -279,6 +281,174 @@ LogicalResult GemmOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScaledLinearOp / ScaledGemmOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Checks the FP8 operand pair of a scaled GEMM: cuBLASLt has no
+/// e5m2 × e5m2 GEMM.
+LogicalResult verifyFP8Pair(Operation *op, Type a, Type b, StringRef aName,
+                            StringRef bName) {
+  if (isa<Float8E5M2Type>(a) && isa<Float8E5M2Type>(b))
+    return op->emitOpError()
+           << aName << " and " << bName
+           << " are both f8E5M2: e5m2 x e5m2 is not supported (one of them "
+              "must be f8E4M3FN)";
+  return success();
+}
+
+/// Checks that the static `size` of `what` is a multiple of 16, as the FP8
+/// GEMMs require of K and N.
+LogicalResult verifyMultipleOf16(Operation *op, int64_t size,
+                                 const Twine &what) {
+  if (!ShapedType::isDynamic(size) && size % 16 != 0)
+    return op->emitOpError() << what << " is " << size
+                             << ", expected a multiple of 16 (FP8 GEMM)";
+  return success();
+}
+
+/// Checks the static size of the scale vector `scale` (named `name`) of a
+/// scaled GEMM: 1 for tensorwise, `rows` (the rows of `rowsOf`) for
+/// outer_vector.
+LogicalResult verifyScaleSize(Operation *op, Value scale, StringRef name,
+                              Scaling scaling, int64_t rows,
+                              StringRef rowsOf) {
+  int64_t size = memrefOf(scale).getDimSize(0);
+  if (scaling == Scaling::tensorwise) {
+    if (sizesDiffer(size, 1))
+      return op->emitOpError() << name << " has " << size
+                               << " elements, expected 1 (tensorwise)";
+    return success();
+  }
+  if (sizesDiffer(size, rows))
+    return op->emitOpError() << name << " has " << size
+                             << " elements, expected " << rows << " ("
+                             << rowsOf << ", outer_vector)";
+  return success();
+}
+} // namespace
+
+LogicalResult ScaledLinearOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
+  MemRefType inputType = memrefOf(getInput());
+  MemRefType outputType = memrefOf(getOutput());
+  if (failed(verifyWeightColumns(*this, getWeights(), inputType.getDimSize(1),
+                                 "the input's K")))
+    return failure();
+  Type weightElement = memrefOf(getWeights().front()).getElementType();
+  for (auto [i, w] : llvm::enumerate(getWeights()))
+    if (memrefOf(w).getElementType() != weightElement)
+      return emitOpError() << "weight part #" << i << " element type "
+                           << memrefOf(w).getElementType()
+                           << " differs from part #0's " << weightElement
+                           << ": the parts share one FP8 type";
+  if (failed(verifyFP8Pair(*this, inputType.getElementType(), weightElement,
+                           "the input", "the weight parts")))
+    return failure();
+  if (getScaling() == Scaling::tensorwise && getWeights().size() > 1)
+    return emitOpError() << "tensorwise scaling with " << getWeights().size()
+                         << " weight parts: parts with their own scales "
+                            "need outer_vector";
+  // The output (float, rank 2) cannot be the same value as an FP8 operand
+  // or a bias, so no verifyNotAnInput here.
+  if (failed(verifyMultipleOf16(*this, inputType.getDimSize(1),
+                                "K (the input's columns)")))
+    return failure();
+  for (auto [i, w] : llvm::enumerate(getWeights()))
+    if (failed(verifyMultipleOf16(*this, memrefOf(w).getDimSize(0),
+                                  "N_" + Twine(i) + " (the rows of weight "
+                                  "part #" + Twine(i) + ")")))
+      return failure();
+  if (!getBiases().empty() && getBiases().size() != getWeights().size())
+    return emitOpError() << "expects " << getWeights().size()
+                         << " bias parts (one per weight part) or none, got "
+                         << getBiases().size();
+  for (auto [i, parts] :
+       llvm::enumerate(llvm::zip(getWeights(), getBiases()))) {
+    auto [w, b] = parts;
+    MemRefType biasType = memrefOf(b);
+    if (biasType.getElementType() != outputType.getElementType())
+      return emitOpError() << "bias part #" << i << " element type "
+                           << biasType.getElementType()
+                           << " differs from the output's "
+                           << outputType.getElementType();
+    int64_t rows = memrefOf(w).getDimSize(0);
+    if (sizesDiffer(biasType.getDimSize(0), rows))
+      return emitOpError() << "bias part #" << i << " has "
+                           << biasType.getDimSize(0) << " elements, expected "
+                           << rows << " (the rows of weight part #" << i
+                           << ")";
+  }
+  if (sizesDiffer(outputType.getDimSize(0), inputType.getDimSize(0)))
+    return emitOpError() << "output has " << outputType.getDimSize(0)
+                         << " rows, expected " << inputType.getDimSize(0)
+                         << " (the input's rows)";
+  FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
+  if (failed(n))
+    return failure();
+  if (sizesDiffer(outputType.getDimSize(1), *n))
+    return emitOpError() << "output has " << outputType.getDimSize(1)
+                         << " columns, expected " << *n
+                         << " (the sum of the weight parts' rows)";
+  // The weight scale spans the concatenated weight's rows: Σ N_i, known
+  // from the parts or else from the output.
+  int64_t scaleRows = ShapedType::isDynamic(*n) ? outputType.getDimSize(1) : *n;
+  if (failed(verifyScaleSize(*this, getInputScale(), "input_scale",
+                             getScaling(), inputType.getDimSize(0),
+                             "the input's rows")) ||
+      failed(verifyScaleSize(*this, getWeightScale(), "weight_scale",
+                             getScaling(), scaleRows,
+                             "the sum of the weight parts' rows")))
+    return failure();
+  return success();
+}
+
+LogicalResult ScaledGemmOp::verify() {
+  if (failed(verifyStridedOperands(*this)))
+    return failure();
+  MemRefType aType = memrefOf(getA()), bType = memrefOf(getB()),
+             dType = memrefOf(getD());
+  if (failed(verifyFP8Pair(*this, aType.getElementType(),
+                           bType.getElementType(), "operand A", "operand B")))
+    return failure();
+  // D (float) cannot be the same value as an FP8 operand.
+  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
+          n = bType.getDimSize(0);
+  if (sizesDiffer(bType.getDimSize(1), k))
+    return emitOpError() << "operand B has " << bType.getDimSize(1)
+                         << " columns, expected " << k
+                         << " (the columns of operand A: both are K-major)";
+  if (failed(verifyMultipleOf16(*this, k, "K (the columns of operand A)")) ||
+      failed(verifyMultipleOf16(*this, n, "N (the rows of operand B)")))
+    return failure();
+  if (sizesDiffer(dType.getDimSize(0), m))
+    return emitOpError() << "D has " << dType.getDimSize(0)
+                         << " rows, expected " << m
+                         << " (the rows of operand A)";
+  if (sizesDiffer(dType.getDimSize(1), n))
+    return emitOpError() << "D has " << dType.getDimSize(1)
+                         << " columns, expected " << n
+                         << " (the rows of operand B)";
+  if (Value bias = getBias()) {
+    MemRefType biasType = memrefOf(bias);
+    if (biasType.getElementType() != dType.getElementType())
+      return emitOpError() << "bias element type " << biasType.getElementType()
+                           << " differs from D's " << dType.getElementType();
+    if (sizesDiffer(biasType.getDimSize(0), dType.getDimSize(1)))
+      return emitOpError() << "bias has " << biasType.getDimSize(0)
+                           << " elements, expected " << dType.getDimSize(1)
+                           << " (the columns of D)";
+  }
+  if (failed(verifyScaleSize(*this, getScaleA(), "scale_a", getScaling(), m,
+                             "the rows of operand A")) ||
+      failed(verifyScaleSize(*this, getScaleB(), "scale_b", getScaling(), n,
+                             "the rows of operand B")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ConcatOp / ViewConcatOp / IsAdjacentOp
 //===----------------------------------------------------------------------===//
 
@@ -320,6 +490,17 @@ LogicalResult ConcatOp::verify() {
   if (failed(verifyNotAnInput(*this, getOutput(), "output", getParts(),
                               "part")))
     return failure();
+  // FP8 values mean nothing without their scales: copied, never converted.
+  Type outputElement = memrefOf(getOutput()).getElementType();
+  for (auto [i, p] : llvm::enumerate(getParts())) {
+    Type partElement = memrefOf(p).getElementType();
+    if (partElement != outputElement &&
+        (isa<Float8E4M3FNType, Float8E5M2Type>(partElement) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(outputElement)))
+      return emitOpError() << "part #" << i << " element type " << partElement
+                           << " differs from the output's " << outputElement
+                           << ": FP8 parts are copied, never converted";
+  }
   return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
 }
 

@@ -1,7 +1,8 @@
 //===- ElideConcat.cpp - replace split parts by one buffer ------*- C++ -*-===//
 //
 // Implements the `slin-elide-concat` pass: every slin.linear /
-// slin.linear_dgrad with several weight parts gets one combined weight (and,
+// slin.linear_dgrad / slin.scaled_linear with several weight parts gets one
+// combined weight (FP8 parts: one FP8 buffer, copied as is) (and,
 // independently, one combined bias): a zero-copy view where adjacency is
 // proven, a materializing concat where it is disproven, and a run-time
 // checked view with a concat fallback otherwise. Ops with the `auto`
@@ -265,14 +266,37 @@ void replaceWithPath(PatternRewriter &rewriter, Operation *op, Value path) {
     rewriter.eraseOp(op);
 }
 
-/// The operand whose rows are the GEMM's M and whose element type the op
-/// computes in: fprop's input, dgrad's output gradient.
+/// The operand whose rows are the GEMM's M: fprop's input, dgrad's output
+/// gradient.
 Value rowsOperand(LinearOp op) { return op.getInput(); }
 Value rowsOperand(LinearDgradOp op) { return op.getGradOutput(); }
+Value rowsOperand(ScaledLinearOp op) { return op.getInput(); }
+
+/// The element type of the combined weight: the type the op computes in
+/// (parts of another type are converted by the copy), or for the scaled op
+/// the weight parts' FP8 type (copied as is).
+Type weightElementType(LinearOp op) {
+  return op.getInput().getType().getElementType();
+}
+Type weightElementType(LinearDgradOp op) {
+  return op.getGradOutput().getType().getElementType();
+}
+Type weightElementType(ScaledLinearOp op) {
+  return cast<MemRefType>(op.getWeights().front().getType()).getElementType();
+}
+
+/// The element type of the combined bias: the input's, or the scaled op's
+/// output type (null for dgrad, which has no bias).
+Type biasElementType(LinearOp op) { return weightElementType(op); }
+Type biasElementType(LinearDgradOp) { return Type(); }
+Type biasElementType(ScaledLinearOp op) {
+  return op.getOutput().getType().getElementType();
+}
 
 /// The bias parts (dgrad has none).
 ValueRange biasParts(LinearOp op) { return op.getBiases(); }
 ValueRange biasParts(LinearDgradOp) { return {}; }
+ValueRange biasParts(ScaledLinearOp op) { return op.getBiases(); }
 
 /// Builds `op` again over `weights` and `biases` (none for dgrad) with
 /// `strategy`, at the builder's insertion point.
@@ -286,6 +310,15 @@ void buildLike(OpBuilder &b, Location loc, LinearDgradOp op, ValueRange weights,
   assert(biases.empty() && "dgrad has no bias parts");
   LinearDgradOp::create(b, loc, op.getGradOutput(), weights, op.getGradInput(),
                         strategy);
+}
+/// The scaled op keeps its scales: `weight_scale` spans the rows of the
+/// combined weight exactly as it spanned the parts' (statically empty parts
+/// that were dropped have no rows).
+void buildLike(OpBuilder &b, Location loc, ScaledLinearOp op,
+               ValueRange weights, ValueRange biases, Strategy strategy) {
+  ScaledLinearOp::create(b, loc, Type(), op.getInput(), op.getInputScale(),
+                         weights, op.getWeightScale(), biases, op.getOutput(),
+                         op.getScaling(), op.getFastAccum(), strategy);
 }
 
 /// Replaces the weight parts of a slin.linear or slin.linear_dgrad (`OpTy`)
@@ -313,13 +346,14 @@ template <typename OpTy> struct ElideSplitConcat : OpRewritePattern<OpTy> {
     if (!biasParts(op).empty())
       biases = select(biasParts(op), kept);
     Value rows = rowsOperand(op);
-    Type elementType = cast<MemRefType>(rows.getType()).getElementType();
+    Type elementType = weightElementType(op);
+    Type biasType = biasElementType(op);
 
     // The fused op on a combined weight, with the bias combined separately.
     auto fused = [&](Location l, Value weight) {
       Combined bias{biases.empty() ? Value() : biases.front()};
       if (biases.size() > 1)
-        bias = combineParts(rewriter, op, "bias", biases, elementType,
+        bias = combineParts(rewriter, op, "bias", biases, biasType,
                             alignment, stats);
       buildLike(rewriter, l, op, ValueRange{weight},
                 bias.buffer ? ValueRange{bias.buffer} : ValueRange{},
@@ -369,8 +403,9 @@ struct SlinElideConcatPass
     ElideStats stats{&numViews,        &numCopies,  &numChecked,
                      &numDroppedEmpty, &numPerPart, emitRemarks};
     RewritePatternSet patterns(&getContext());
-    patterns.add<ElideSplitConcat<LinearOp>, ElideSplitConcat<LinearDgradOp>>(
-        &getContext(), alignment, stats);
+    patterns.add<ElideSplitConcat<LinearOp>, ElideSplitConcat<LinearDgradOp>,
+                 ElideSplitConcat<ScaledLinearOp>>(&getContext(), alignment,
+                                                   stats);
     // Each op is rewritten once into a one-part op; nothing to fold further.
     if (failed(
             applyPatternsWithoutFolding(getOperation(), std::move(patterns))))

@@ -1,6 +1,7 @@
 //===- ExpandLinear.cpp - slin.linear into slin.gemm ------------*- C++ -*-===//
 //
-// Implements `slin-expand-linear`: fprop and dgrad become GEMMs. One weight
+// Implements `slin-expand-linear`: fprop and dgrad become GEMMs (the FP8
+// slin.scaled_linear becomes slin.scaled_gemm the same way). One weight
 // part: one GEMM (fprop: bias fused as the epilogue). Several parts, by the
 // op's strategy, with one meaning for both ops: `fused`, a copy of the parts
 // into one buffer and one GEMM; `per_part`, one GEMM per part (fprop: into a
@@ -58,14 +59,17 @@ void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
     DeallocOp::create(b, loc, buffer);
 }
 
-/// Calls `fn(i, part, block)` for each weight part that is not statically
-/// empty, `block` being its column block [off_i, off_i + N_i) of `matrix`
-/// (all rows): y for fprop, dy for dgrad. Returns the number of calls. (A
+/// Calls `fn(i, part, block, off_i)` for each weight part that is not
+/// statically empty, `block` being its column block [off_i, off_i + N_i) of
+/// `matrix` (all rows): y for fprop, dy for dgrad. Returns the number of
+/// calls. (A
 /// statically empty part has no columns, and its block would start past the
 /// end of `matrix`, out of bounds for memref.subview.)
 unsigned forEachColumnBlock(OpBuilder &b, Location loc, Value matrix,
                             ValueRange parts,
-                            function_ref<void(unsigned, Value, Value)> fn) {
+                            function_ref<void(unsigned, Value, Value,
+                                              OpFoldResult)>
+                                fn) {
   Value rows = memref::DimOp::create(b, loc, matrix, 0);
   OpFoldResult offset = b.getIndexAttr(0);
   OpFoldResult one = b.getIndexAttr(1);
@@ -77,7 +81,7 @@ unsigned forEachColumnBlock(OpBuilder &b, Location loc, Value matrix,
     Value block = memref::SubViewOp::create(b, loc, matrix,
                                             {b.getIndexAttr(0), offset},
                                             {OpFoldResult(rows), n}, {one, one});
-    fn(i, part, block);
+    fn(i, part, block, offset);
     offset = addOfr(b, loc, offset, n);
     ++calls;
   }
@@ -152,7 +156,7 @@ Path expand(LinearOp op, PatternRewriter &rewriter,
   }
   unsigned gemms = forEachColumnBlock(
       rewriter, loc, op.getOutput(), weights,
-      [&](unsigned i, Value weight, Value block) {
+      [&](unsigned i, Value weight, Value block, OpFoldResult) {
         gemm(weight, biases.empty() ? Value() : biases[i], block);
       });
   bump(stats.perPart, gemms);
@@ -189,7 +193,7 @@ Path expand(LinearDgradOp op, PatternRewriter &rewriter,
   unsigned firstNonEmpty = std::distance(weights.begin(), nonEmpty);
   unsigned gemms = forEachColumnBlock(
       rewriter, loc, op.getGradOutput(), weights,
-      [&](unsigned i, Value weight, Value block) {
+      [&](unsigned i, Value weight, Value block, OpFoldResult) {
         weight = inElementType(rewriter, loc, weight, elementType, owned);
         auto g = GemmOp::create(rewriter, loc, block, weight, Value(),
                                 op.getGradInput());
@@ -201,7 +205,51 @@ Path expand(LinearDgradOp op, PatternRewriter &rewriter,
   return Path::per_part;
 }
 
-/// Rewrites a slin.linear or slin.linear_dgrad (`OpTy`) into slin.gemm ops
+/// Scaled fprop: y = sx · ŝ · (x8 · W8ᵀ) (+ b) as slin.scaled_gemm. Strategy
+/// `per_part`: one scaled GEMM per part writing the column block
+/// [off_i, off_i + N_i) of y, with the same slice of `weight_scale` (only
+/// outer_vector has several parts) and its bias part; otherwise one scaled
+/// GEMM over the one part or a same-type copy of the FP8 parts (bias parts
+/// likewise) with the whole `weight_scale`. Copies go to `owned`. Returns
+/// the path taken.
+Path expand(ScaledLinearOp op, PatternRewriter &rewriter,
+            SmallVectorImpl<Value> &owned, ExpandStats stats) {
+  Location loc = op.getLoc();
+  ValueRange weights = op.getWeights(), biases = op.getBiases();
+  Type weightType =
+      cast<MemRefType>(weights.front().getType()).getElementType();
+  Type outType = op.getOutput().getType().getElementType();
+  auto gemm = [&](Value weight, Value weightScale, Value bias, Value out) {
+    ScaledGemmOp::create(rewriter, loc, op.getInput(), weight,
+                         op.getInputScale(), weightScale, bias, out,
+                         op.getScaling(), op.getFastAccum());
+  };
+  if (llvm::is_contained(op.getOutput().getType().getShape(), 0))
+    return runsPerPart(op) ? Path::per_part : fusedPath(weights);
+  if (!runsPerPart(op)) {
+    Value bias = biases.empty()
+                     ? Value()
+                     : fusedParts(rewriter, loc, biases, outType, owned);
+    gemm(fusedParts(rewriter, loc, weights, weightType, owned),
+         op.getWeightScale(), bias, op.getOutput());
+    bump(stats.fused);
+    return fusedPath(weights);
+  }
+  OpFoldResult one = rewriter.getIndexAttr(1);
+  unsigned gemms = forEachColumnBlock(
+      rewriter, loc, op.getOutput(), weights,
+      [&](unsigned i, Value weight, Value block, OpFoldResult offset) {
+        Value scale = memref::SubViewOp::create(
+            rewriter, loc, op.getWeightScale(), {offset},
+            {sizeOf(rewriter, loc, weight, 0)}, {one});
+        gemm(weight, scale, biases.empty() ? Value() : biases[i], block);
+      });
+  bump(stats.perPart, gemms);
+  return Path::per_part;
+}
+
+/// Rewrites a slin.linear, slin.linear_dgrad or slin.scaled_linear (`OpTy`)
+/// into slin.gemm / slin.scaled_gemm ops
 /// (`expand` above), frees the copies they read, and replaces the op's path
 /// result by the constant path taken.
 template <typename OpTy> struct ExpandSplitLinear : OpRewritePattern<OpTy> {
@@ -224,8 +272,9 @@ template <typename OpTy> struct ExpandSplitLinear : OpRewritePattern<OpTy> {
 };
 
 void addPatterns(RewritePatternSet &patterns, ExpandStats stats) {
-  patterns.add<ExpandSplitLinear<LinearOp>, ExpandSplitLinear<LinearDgradOp>>(
-      patterns.getContext(), stats);
+  patterns.add<ExpandSplitLinear<LinearOp>, ExpandSplitLinear<LinearDgradOp>,
+               ExpandSplitLinear<ScaledLinearOp>>(patterns.getContext(),
+                                                  stats);
 }
 
 /// Emits an error on every op with several weight parts and strategy
@@ -249,6 +298,8 @@ LogicalResult rejectUnresolvedAuto(Operation *root) {
       check(linear);
     else if (auto dgrad = dyn_cast<LinearDgradOp>(op))
       check(dgrad);
+    else if (auto scaled = dyn_cast<ScaledLinearOp>(op))
+      check(scaled);
   });
   return success(ok);
 }

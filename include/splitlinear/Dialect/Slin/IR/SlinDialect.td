@@ -30,6 +30,15 @@ def Slin_Dialect : Dialect {
     when it is disproven, and an `scf.if` on `slin.is_adjacent` otherwise.
     `slin-expand-linear` then rewrites them into `slin.gemm`, which the
     conversion to the runtime turns into cuBLASLt (or CPU BLAS) calls.
+
+    FP8: `slin.scaled_linear` is the same layer over an FP8 input and FP8
+    weight parts that keep their own scales (spread over one outer-vector
+    weight scale, cuBLASLt `OUTER_VEC_32F`); its parts are combined by the
+    same passes (FP8 parts are copied, never converted) and it becomes
+    `slin.scaled_gemm`, the runtime's FP8 GEMM. The FP8 types `f8E4M3FN`
+    and `f8E5M2` reach only these two ops and the ops that move parts
+    (`slin.concat`, `slin.view_concat`, `slin.is_adjacent`,
+    `slin.prefer_per_part`, `slin.alloc`, `slin.dealloc`).
   }];
   let cppNamespace = "::mlir::slin";
   let useDefaultAttributePrinterParser = 1;
@@ -83,8 +92,8 @@ def Slin_Strategy : I32EnumAttr<"Strategy",
 def Slin_StrategyAttr : EnumAttr<Slin_Dialect, Slin_Strategy, "strategy"> {
   let summary = "how a slin.linear / slin.linear_dgrad combines its weight parts";
   let description = [{
-    Each value has one meaning, the same for `slin.linear` and
-    `slin.linear_dgrad`:
+    Each value has one meaning, the same for `slin.linear`,
+    `slin.linear_dgrad` and `slin.scaled_linear`:
 
     * `fused` (the default): the parts become one buffer and the op runs one
       GEMM. `slin-elide-concat` makes that buffer a zero-copy view when the
@@ -113,6 +122,34 @@ def Slin_Path : I32EnumAttr<"Path",
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::slin";
+}
+
+def Slin_Scaling : I32EnumAttr<"Scaling",
+    "how a scaled (FP8) GEMM applies its dequantization factors", [
+    I32EnumAttrCase<"tensorwise", 0>,
+    I32EnumAttrCase<"outer_vector", 1>
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::slin";
+}
+
+def Slin_ScalingAttr : EnumAttr<Slin_Dialect, Slin_Scaling, "scaling"> {
+  let summary = "how slin.scaled_linear / slin.scaled_gemm apply their scales";
+  let description = [{
+    The scales are dequantization factors (`scale_inv`, fp32): an FP8 value
+    `v8` stands for `s · v8`. The values are those of `slinrt_scaling`
+    (include/splitlinear/Runtime/Runtime.h).
+
+    * `tensorwise` (0): one factor per operand, `memref<1xf32>` each
+      (cuBLASLt `SCALAR_32F`). One scale for the whole weight, so a split
+      weight whose parts have their own scales cannot use it.
+    * `outer_vector` (1): one factor per row of each operand: `[M]` for
+      the input (per row of the output) and `[N]` for the weight (per column
+      of the output), cuBLASLt `OUTER_VEC_32F` on both sides (sm90). A split
+      weight spreads each part's scale over that part's rows, so one GEMM
+      serves parts with their own scales.
+  }];
+  let assemblyFormat = "`<` $value `>`";
 }
 
 include "splitlinear/Dialect/Slin/IR/SlinTypes.td"

@@ -19,7 +19,18 @@ class Slin_Op<string mnemonic, list<Trait> traits = []>
 
 def Slin_Matrix : MemRefRankOf<[F16, BF16, F32, F64], [2]>;
 def Slin_Vector : MemRefRankOf<[F16, BF16, F32, F64], [1]>;
-def Slin_Part : MemRefRankOf<[F16, BF16, F32, F64], [1, 2]>;
+// FP8 storage types (one byte): only the scaled ops compute on them; the
+// ops that move parts (concat, views, buffers) carry them unchanged.
+def Slin_FP8Matrix : MemRefRankOf<[F8E4M3FN, F8E5M2], [2]>;
+// What the scaled ops write (cuBLASLt has no FP8 output with outer-vector
+// scaling): f32, f16, bf16.
+def Slin_ScaledOutMatrix : MemRefRankOf<[F16, BF16, F32], [2]>;
+def Slin_ScaledOutVector : MemRefRankOf<[F16, BF16, F32], [1]>;
+// Dequantization factors (scale_inv): fp32 vectors.
+def Slin_ScaleVector : MemRefRankOf<[F32], [1]>;
+def Slin_Part : MemRefRankOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2], [1, 2]>;
+// Weight parts of any op that combines them (slin.prefer_per_part).
+def Slin_AnyWeight : MemRefRankOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2], [2]>;
 
 //===----------------------------------------------------------------------===//
 // LinearOp
@@ -177,6 +188,141 @@ def Slin_GemmOp : Slin_Op<"gemm"> {
 }
 
 //===----------------------------------------------------------------------===//
+// ScaledLinearOp
+//===----------------------------------------------------------------------===//
+
+def Slin_ScaledLinearOp : Slin_Op<"scaled_linear", [AttrSizedOperandSegments]> {
+  let summary = "FP8 linear layer over weight parts with their own scales (fprop)";
+  let description = [{
+    Computes, for `off_i = N_0 + … + N_{i-1}` and `j = off_i + n`,
+
+    `output[m, j] = sx[m] · ŝ[j] · Σ_k input[m, k] · weights_i[n, k] (+ biases_i[n])`
+
+    i.e. `y = sx · ŝ · (x8 · concat(w8_i)ᵀ) (+ concat(b_i))`, one FP8 GEMM
+    over weight parts that keep their own scales. The dequantization factors
+    (`scale_inv`, fp32) are applied to the fp32 accumulator; the result is
+    rounded once to the output type.
+
+    Shapes and types:
+    * `input` `[M, K]`: `f8E4M3FN` or `f8E5M2`.
+    * `weights_i` `[N_i, K]`: FP8, one type for all parts (`f8E5M2` weights
+      need an `f8E4M3FN` input: cuBLASLt has no e5m2 × e5m2 GEMM).
+    * `input_scale`: `memref<?xf32>`, `[M]` (outer_vector: `sx[m]`, one per
+      row of the input) or `[1]` (tensorwise: `sx[m] = input_scale[0]`).
+    * `weight_scale`: one `memref<?xf32>`. outer_vector: `[Σ N_i]`, `ŝ[j]`
+      being the scale_inv of the part that row `j` of the concatenated weight
+      belongs to (each part's scale spread over its rows; the caller builds
+      it, e.g. `slinrt_cast_parts_fp8`'s `rowScaleInv`). tensorwise: `[1]`,
+      and then only one weight part (parts with their own scales need
+      outer_vector).
+    * `biases_i` `[N_i]` (all parts or none): the output's element type.
+    * `output` `[M, Σ N_i]`: `f32`, `f16` or `bf16`.
+
+    Static K and N_i must be multiples of 16 (the FP8 GEMMs of cuBLASLt on
+    Hopper require it; the runtime checks dynamic ones). `fast_accum` allows
+    cuBLASLt's fast FP8 accumulation (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`).
+
+    The algorithm is cuBLASLt's outer-vector scaling
+    (`CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F` on A and B, sm90): one GEMM
+    with spread scales is within 1 bf16 ulp of one GEMM per part, and unlike
+    a scale shared by all parts (TransformerEngine) it keeps a small part out
+    of the e4m3 subnormals.
+
+    `strategy` and the optional `path` result (`-> i32`, a `slin::Path`) mean
+    what they mean for `slin.linear`: the FP8 parts become one FP8 buffer (a
+    view when adjacent, else a same-type copy) for one scaled GEMM, or stay
+    parts for one scaled GEMM per part (each reading its slice of
+    `weight_scale` and writing its column block of the output).
+
+    ```mlir
+    %path = slin.scaled_linear ins(%x8 : memref<?x64xf8E4M3FN>)
+        scale(%sx : memref<?xf32>)
+        weights(%wq, %wk : memref<32x64xf8E4M3FN>, memref<16x64xf8E4M3FN>)
+        weight_scale(%sw : memref<48xf32>)
+        bias(%bq, %bk : memref<32xbf16>, memref<16xbf16>)
+        outs(%y : memref<?x48xbf16>)
+        {scaling = #slin.scaling<outer_vector>, fast_accum,
+         strategy = #slin.strategy<auto>} -> i32
+    ```
+  }];
+  let arguments = (ins
+    Arg<Slin_FP8Matrix, "the FP8 input [M, K]", [MemRead]>:$input,
+    Arg<Slin_ScaleVector, "the input's scale_inv: [M] or [1]",
+        [MemRead]>:$input_scale,
+    Arg<Variadic<Slin_FP8Matrix>, "FP8 weight parts [N_i, K]",
+        [MemRead]>:$weights,
+    Arg<Slin_ScaleVector, "the weights' scale_inv: [Σ N_i] or [1]",
+        [MemRead]>:$weight_scale,
+    Arg<Variadic<Slin_ScaledOutVector>, "bias parts [N_i]", [MemRead]>:$biases,
+    Arg<Slin_ScaledOutMatrix, "the output [M, Σ N_i]", [MemWrite]>:$output,
+    Slin_ScalingAttr:$scaling,
+    UnitAttr:$fast_accum,
+    DefaultValuedAttr<Slin_StrategyAttr, "::mlir::slin::Strategy::fused">:$strategy
+  );
+  let results = (outs Optional<I32>:$path);
+  let assemblyFormat = [{
+    `ins` `(` $input `:` type($input) `)`
+    `scale` `(` $input_scale `:` type($input_scale) `)`
+    `weights` `(` $weights `:` type($weights) `)`
+    `weight_scale` `(` $weight_scale `:` type($weight_scale) `)`
+    (`bias` `(` $biases^ `:` type($biases) `)`)?
+    `outs` `(` $output `:` type($output) `)` attr-dict (`->` type($path)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// ScaledGemmOp
+//===----------------------------------------------------------------------===//
+
+def Slin_ScaledGemmOp : Slin_Op<"scaled_gemm"> {
+  let summary = "FP8 GEMM in the TN layout with dequantization scales";
+  let description = [{
+    `d[m, n] = sa[m] · sb[n] · Σ_k a[m, k] · b[n, k] (+ bias[n])`: the
+    lowered form of `slin.scaled_linear`, one call of the runtime's
+    `slinrt_<target>_scaled_gemm_<T>` (cuBLASLt `cublasLtMatmul` with FP8
+    operands on CUDA).
+
+    * `a` `[M, K]` and `b` `[N, K]`: FP8 (`f8E4M3FN` or `f8E5M2`; not both
+      `f8E5M2`). The TN layout is the op's meaning (there are no transpose
+      flags): both operands are K-major, the only layout Hopper's FP8 GEMMs
+      take.
+    * `scale_a`, `scale_b`: fp32 dequantization factors (`scale_inv`).
+      `outer_vector`: `[M]` and `[N]` (`sa[m]`, `sb[n]`, cuBLASLt
+      `OUTER_VEC_32F`); `tensorwise`: `[1]` each (`SCALAR_32F`).
+    * `bias` `[N]` (optional) and `d` `[M, N]`: one type, `f32`, `f16` or
+      `bf16`. The accumulator is fp32; `d` is rounded once.
+
+    Static K and N must be multiples of 16. `fast_accum` allows cuBLASLt's
+    fast FP8 accumulation.
+
+    ```mlir
+    slin.scaled_gemm ins(%a, %b : memref<?x64xf8E4M3FN>, memref<48x64xf8E4M3FN>)
+        scales(%sa, %sb : memref<?xf32>, memref<48xf32>)
+        bias(%bias : memref<48xbf16>) outs(%d : memref<?x48xbf16>)
+        {scaling = #slin.scaling<outer_vector>}
+    ```
+  }];
+  let arguments = (ins
+    Arg<Slin_FP8Matrix, "operand A [M, K]", [MemRead]>:$a,
+    Arg<Slin_FP8Matrix, "operand B [N, K]", [MemRead]>:$b,
+    Arg<Slin_ScaleVector, "A's scale_inv: [M] or [1]", [MemRead]>:$scale_a,
+    Arg<Slin_ScaleVector, "B's scale_inv: [N] or [1]", [MemRead]>:$scale_b,
+    Arg<Optional<Slin_ScaledOutVector>, "bias [N]", [MemRead]>:$bias,
+    Arg<Slin_ScaledOutMatrix, "the result D [M, N]", [MemWrite]>:$d,
+    Slin_ScalingAttr:$scaling,
+    UnitAttr:$fast_accum
+  );
+  let assemblyFormat = [{
+    `ins` `(` $a `,` $b `:` type($a) `,` type($b) `)`
+    `scales` `(` $scale_a `,` $scale_b `:` type($scale_a) `,` type($scale_b) `)`
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    `outs` `(` $d `:` type($d) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // ConcatOp
 //===----------------------------------------------------------------------===//
 
@@ -186,8 +332,10 @@ def Slin_ConcatOp : Slin_Op<"concat"> {
     Copies `parts` (all rank 1 or all rank 2, equal trailing size) into
     consecutive row blocks of `output`, whose dim 0 is `Σ` of the parts'. A
     part of another float type is converted to the output's element type, as
-    `torch.cat` promotes. This is the copy that `slin-elide-concat` avoids when
-    it can; only that pass creates it.
+    `torch.cat` promotes. FP8 parts (`f8E4M3FN`, `f8E5M2`) are copied, never
+    converted: parts and output then have one FP8 type (a conversion would
+    need the parts' scales). This is the copy that `slin-elide-concat`
+    avoids when it can; only the slin passes create it.
 
     ```mlir
     slin.concat ins(%a, %b : memref<2x8xf32>, memref<3x8xbf16>)
@@ -292,7 +440,7 @@ def Slin_PreferPerPartOp : Slin_Op<"prefer_per_part"> {
     %p = slin.prefer_per_part rows(%m) weights(%a, %b : memref<?x8xf32>, memref<?x8xf32>)
     ```
   }];
-  let arguments = (ins Index:$rows, Variadic<Slin_Matrix>:$weights);
+  let arguments = (ins Index:$rows, Variadic<Slin_AnyWeight>:$weights);
   let results = (outs I1:$result);
   let assemblyFormat = [{
     `rows` `(` $rows `)` `weights` `(` $weights `:` type($weights) `)` attr-dict
@@ -304,7 +452,7 @@ def Slin_PreferPerPartOp : Slin_Op<"prefer_per_part"> {
 // AllocOp / DeallocOp
 //===----------------------------------------------------------------------===//
 
-def Slin_Buffer : MemRefOf<[F16, BF16, F32, F64]>;
+def Slin_Buffer : MemRefOf<[F16, BF16, F32, F64, F8E4M3FN, F8E5M2]>;
 
 def Slin_AllocOp : Slin_Op<"alloc"> {
   let summary = "a temporary buffer from the runtime's allocator";

@@ -12,9 +12,11 @@ include "mlir/Pass/PassBase.td"
 def SlinElideConcat : Pass<"slin-elide-concat"> {
   let summary = "Replace split weight/bias parts by a view, a copy or a checked view";
   let description = [{
-    For every `slin.linear` / `slin.linear_dgrad` with more than one weight
-    part, decides how the parts become one buffer, for the weights and
-    (independently) for the biases:
+    For every `slin.linear` / `slin.linear_dgrad` / `slin.scaled_linear`
+    with more than one weight part, decides how the parts become one buffer,
+    for the weights and (independently) for the biases (FP8 weight parts of
+    `slin.scaled_linear` become one FP8 buffer, copied without conversion;
+    its `weight_scale` already spans the combined rows):
 
     * proven adjacent (views of one allocation whose offsets, strides and
       alignment are known or provably equal): `slin.view_concat`, no copy and
@@ -73,7 +75,7 @@ def SlinElideConcat : Pass<"slin-elide-concat"> {
 }
 
 def SlinExpandLinear : Pass<"slin-expand-linear"> {
-  let summary = "Expand slin.linear / slin.linear_dgrad into slin.gemm";
+  let summary = "Expand slin.linear / slin.linear_dgrad into slin.gemm, slin.scaled_linear into slin.scaled_gemm";
   let description = [{
     Rewrites a one-part `slin.linear` into `slin.gemm {transpose_b}` with the
     `bias` epilogue when it has a bias (fprop), and a one-part
@@ -88,6 +90,12 @@ def SlinExpandLinear : Pass<"slin-expand-linear"> {
     is an error: its run-time choice is built by `slin-elide-concat`. An
     op's `path` result becomes the constant path taken (0 view, 1 copy, 2
     per part).
+
+    `slin.scaled_linear` becomes `slin.scaled_gemm` the same way: `fused`,
+    one scaled GEMM over the one (viewed or copied) FP8 weight with the
+    whole `weight_scale`; `per_part`, one scaled GEMM per part writing its
+    column block of the output, with its slice `[off_i, off_i + N_i)` of
+    `weight_scale` (outer_vector) and its bias part.
 
     ```mlir
     slin.gemm ins(%x, %w : memref<4x16xf32>, memref<12x16xf32>)

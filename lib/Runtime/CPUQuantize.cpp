@@ -1,0 +1,133 @@
+//===- CPUQuantize.cpp - FP8 quantization on the CPU ------------*- C++ -*-===//
+//
+// The CPU backend of slinrt_amax_parts, slinrt_cast_parts_fp8 and
+// slinrt_quantize_fp8: plain loops computing, in the same fp32 operations as
+// the CUDA kernels (Float8.h), the amax, scale, scale_inv and FP8 bytes, so
+// that both targets agree bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Float8.h"
+#include "Quantize.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace slinrt;
+
+namespace {
+
+/// Calls `fn(TypeTag<S>{}, TypeTag<F8>{})` for the source and FP8 types.
+template <typename Fn>
+void dispatchQuant(slinrt_dtype src, slinrt_dtype dst, Fn &&fn) {
+  dispatchDtype(src, [&](auto s) {
+    if (dst == SLINRT_F8E4M3FN)
+      fn(s, TypeTag<Float8E4M3FN>{});
+    else
+      fn(s, TypeTag<Float8E5M2>{});
+  });
+}
+
+/// The value x[r, c] (times colScale[c]) in fp32.
+template <typename S>
+float valueAt(const QuantMatrix &x, int64_t r, int64_t c,
+              const float *colScale) {
+  float v = toFloat(reinterpret_cast<const S *>(x.data)[r * x.ld + c]);
+  return colScale ? v * colScale[c] : v;
+}
+
+/// max |x| over a block of x as absBits (see Float8.h).
+template <typename S>
+uint32_t amaxBits(const QuantMatrix &x, int64_t r0, int64_t r1, int64_t c0,
+                  int64_t c1, const float *colScale) {
+  uint32_t best = 0;
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t c = c0; c < c1; ++c)
+      best = std::max(best, absBits(valueAt<S>(x, r, c, colScale)));
+  return best;
+}
+
+/// Writes satcast(x[r, c] · scale) of a block to out [., outLd] at
+/// (rowBase + r, c) and to outT [., outTLd] at (c, rowBase + r). `scaleOf(r,
+/// c)` gives the scale of an element.
+template <typename S, typename F8, typename ScaleOf>
+void castBlock(const QuantMatrix &x, const float *colScale, ScaleOf scaleOf,
+               uint8_t *out, int64_t outLd, uint8_t *outT, int64_t outTLd,
+               int64_t rowBase) {
+  for (int64_t r = 0; r < x.rows; ++r)
+    for (int64_t c = 0; c < x.cols; ++c) {
+      uint8_t q = encodeFp8<F8>(valueAt<S>(x, r, c, colScale) * scaleOf(r, c));
+      if (out)
+        out[(rowBase + r) * outLd + c] = q;
+      if (outT)
+        outT[c * outTLd + rowBase + r] = q;
+    }
+}
+
+} // namespace
+
+void cpu::amaxParts(slinrt_context &, const PartsProblem &p) {
+  dispatchDtype(p.src, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (size_t i = 0; i < p.parts.size(); ++i) {
+      const QuantMatrix &x = p.parts[i];
+      p.amax[i] = bitCast<float>(amaxBits<S>(x, 0, x.rows, 0, x.cols, nullptr));
+    }
+  });
+}
+
+void cpu::castParts(slinrt_context &, const PartsProblem &p) {
+  dispatchQuant(p.src, p.dst, [&](auto s, auto f) {
+    using S = typename decltype(s)::type;
+    using F8 = typename decltype(f)::type;
+    for (size_t i = 0; i < p.parts.size(); ++i) {
+      float scale = fp8Scale(p.amaxIn[i], Fp8Format<F8>::kMax);
+      float scaleInv = 1.0f / scale;
+      if (p.scaleInv)
+        p.scaleInv[i] = scaleInv;
+      if (p.rowScaleInv)
+        std::fill(p.rowScaleInv + p.rowOffset[i],
+                  p.rowScaleInv + p.rowOffset[i] + p.parts[i].rows, scaleInv);
+      castBlock<S, F8>(
+          p.parts[i], nullptr, [&](int64_t, int64_t) { return scale; },
+          static_cast<uint8_t *>(p.out), p.cols, static_cast<uint8_t *>(p.outT),
+          p.totalRows, p.rowOffset[i]);
+    }
+  });
+}
+
+void cpu::quantize(slinrt_context &, const QuantizeProblem &p) {
+  dispatchQuant(p.src, p.dst, [&](auto s, auto f) {
+    using S = typename decltype(s)::type;
+    using F8 = typename decltype(f)::type;
+    const QuantMatrix &x = p.x;
+    int64_t M = x.rows, K = x.cols;
+    // One amax per tensor, row or column.
+    int64_t groups = p.axis == SLINRT_QUANT_TENSOR ? 1
+                     : p.axis == SLINRT_QUANT_ROWS ? M
+                                                   : K;
+    std::vector<float> scales(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      uint32_t bits =
+          p.axis == SLINRT_QUANT_TENSOR
+              ? amaxBits<S>(x, 0, M, 0, K, p.colScale)
+          : p.axis == SLINRT_QUANT_ROWS
+              ? amaxBits<S>(x, g, g + 1, 0, K, p.colScale)
+              : amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
+      float amax = bitCast<float>(bits);
+      scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax);
+      if (p.amax)
+        p.amax[g] = amax;
+      p.scaleInv[g] = 1.0f / scales[g];
+    }
+    castBlock<S, F8>(
+        x, p.colScale,
+        [&](int64_t r, int64_t c) {
+          return scales[p.axis == SLINRT_QUANT_TENSOR ? 0
+                        : p.axis == SLINRT_QUANT_ROWS ? r
+                                                      : c];
+        },
+        static_cast<uint8_t *>(p.out), K, static_cast<uint8_t *>(p.outT), M,
+        0);
+  });
+}
