@@ -324,7 +324,9 @@ void splitlinear::checkFp8LinearArgs(const at::Tensor &input,
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
   checkHighPrecision(input, op, "input");
-  int64_t k = input.size(-1);
+  // sym_size: the autograd kernel runs this on fake tensors, where size(-1)
+  // would read (and so specialize) every dim, the row count M among them.
+  int64_t k = input.sym_size(-1).guard_int(__FILE__, __LINE__);
   TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
               " features; FP8 GEMMs need a multiple of 16");
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
