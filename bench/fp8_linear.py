@@ -120,6 +120,9 @@ def torchao_module(parts: Sequence[torch.Tensor], recipe: str) -> nn.Module | No
         return None
     module = PerPartLinears(parts)
     convert_to_float8_training(module, config=Float8LinearConfig.from_recipe_name(recipe))
+    # A fresh Dynamo cache per module: one compiled `forward` per shape and
+    # mode would otherwise hit the recompile limit and fall back to eager.
+    torch._dynamo.reset()
     return torch.compile(module)
 
 
@@ -184,6 +187,77 @@ def columns(m: int, k: int, rows: list[int], mode: str, device: str, quick: bool
     return out
 
 
+GEMM_COLUMNS = ("bf16", "slin_scaled", "slin_quantize_x_scaled", "scaled_mm_fused", "scaled_mm_per_part")
+
+
+def gemm_columns(m: int, k: int, rows: list[int], device: str,
+                 timer: Callable[[Callable[[], object]], float]) -> dict[str, float | str]:
+    """Weights already in FP8 (serving): the GEMMs alone, forward only.
+
+    ``slin_scaled``: ``scaled_linear`` on a pre-quantized activation and the FP8
+    parts (adjacent views of one buffer, each part's scale spread over its
+    rows): one GEMM. ``slin_quantize_x_scaled``: the same after ``fp8_quantize``
+    of the bf16 activation (per row). ``scaled_mm_fused``: one
+    ``torch._scaled_mm`` rowwise over the same buffer (the reference kernel).
+    ``scaled_mm_per_part``: one ``torch._scaled_mm`` per part on the same
+    quantized activation (what per-Linear FP8 weights run).
+    """
+    from splitlinear import ops
+
+    dtype = torch.bfloat16
+    g = torch.Generator(device="cpu").manual_seed(m + 1)
+    x = torch.randn(m, k, generator=g).to(device=device, dtype=dtype)
+    parts = make_parts(rows, k, dtype, device, "adjacent", seed=m + 1)
+    reference = ops.linear(x, parts)
+    q = ops.fp8_quantize(x, E4M3, "rows")
+    w = ops.fp8_cast_parts(parts, E4M3)
+    w8_parts = list(w.data.split(rows, 0))
+    scale_b = w.row_scale_inv
+    out: dict[str, float | str] = {}
+
+    def check(name: str, y: torch.Tensor) -> None:
+        err = rel_err(y, reference)
+        if err > 0.1:
+            raise RuntimeError(f"fp8_linear bench: {name} at M={m} has relative error {err:.3g} against bf16")
+
+    def scaled() -> torch.Tensor:
+        return ops.scaled_linear(q.data, q.scale_inv, w8_parts, scale_b, out_dtype=dtype, fast_accum=True)
+
+    def quantize_and_scaled() -> torch.Tensor:
+        qx = ops.fp8_quantize(x, E4M3, "rows")
+        return ops.scaled_linear(qx.data, qx.scale_inv, w8_parts, scale_b, out_dtype=dtype, fast_accum=True)
+
+    with torch.no_grad():
+        for name, fn in (("bf16", lambda: ops.linear(x, parts)), ("slin_scaled", scaled),
+                         ("slin_quantize_x_scaled", quantize_and_scaled)):
+            check(name, fn())
+            out[name] = timer(fn)
+        if device != "cuda":
+            out["scaled_mm_fused"] = out["scaled_mm_per_part"] = NA
+            return out
+        sa = q.scale_inv.view(m, 1)
+
+        def fused() -> torch.Tensor:
+            return torch._scaled_mm(q.data, w.data.t(), scale_a=sa, scale_b=scale_b.view(1, -1),
+                                    out_dtype=dtype, use_fast_accum=True)
+        offsets = [0]
+        for r in rows:
+            offsets.append(offsets[-1] + r)
+        sb_parts = [scale_b[offsets[i]:offsets[i + 1]].view(1, -1) for i in range(len(rows))]
+
+        def per_part() -> torch.Tensor:
+            return torch.cat([torch._scaled_mm(q.data, w8.t(), scale_a=sa, scale_b=sb, out_dtype=dtype,
+                                               use_fast_accum=True) for w8, sb in zip(w8_parts, sb_parts)], -1)
+        check("scaled_mm_fused", fused())
+        check("scaled_mm_per_part", per_part())
+        out["scaled_mm_fused"] = timer(fused)
+        # Per part without the cat: the GEMMs alone.
+        out["scaled_mm_per_part"] = timer(lambda: [torch._scaled_mm(q.data, w8.t(), scale_a=sa, scale_b=sb,
+                                                                    out_dtype=dtype, use_fast_accum=True)
+                                                   for w8, sb in zip(w8_parts, sb_parts)])
+    return out
+
+
 def quantization_rows(device: str, quick: bool,
                       timer: Callable[[Callable[[], object]], float]) -> list[dict[str, object]]:
     """fp8_quantize of a [M, K] bf16 activation against a compiled amax + cast, per tensor and per row."""
@@ -245,6 +319,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cells.append(f"{t:>9.4f} ({base / t:4.2f}x)" if isinstance(t, float) and isinstance(base, float)
                                  else f"{t:>19}")
                 print(f"{name:<18} {mode:<8} {m:>5} " + " ".join(f"{c:>19}" for c in cells), flush=True)
+    gemm = []
+    print(f"\nweights in FP8 (forward, GEMMs alone)\n{'shape':<18} {'M':>5} "
+          + " ".join(f"{c:>22}" for c in GEMM_COLUMNS) + "   (ms; x = speedup over bf16)")
+    for name, k, rows in shapes:
+        for m in ms:
+            times = gemm_columns(m, k, rows, args.device, timer)
+            gemm.append({"shape": name, "K": k, "N": rows, "M": m, **times})
+            base = times["bf16"]
+            cells = [f"{t:>12.4f} ({base / t:5.2f}x)" if isinstance(t, float) and isinstance(base, float)
+                     else f"{t:>22}" for t in (times[c] for c in GEMM_COLUMNS)]
+            print(f"{name:<18} {m:>5} " + " ".join(f"{c:>22}" for c in cells), flush=True)
     quant = quantization_rows(args.device, args.quick, timer)
     print(f"\n{'quantize':<18} {'axis':<8} {'M x K':>11} {'fp8_quantize':>13} {'compiled':>13}")
     for row in quant:
@@ -254,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         device = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
         args.out.write_text(json.dumps({"device": device, "torch": torch.__version__, "dtype": "bfloat16",
-                                        "quick": args.quick, "results": results, "quantization": quant},
+                                        "quick": args.quick, "results": results, "fp8_weights": gemm,
+                                        "quantization": quant},
                                        indent=1))
         print(f"wrote {args.out}")
     return 0
