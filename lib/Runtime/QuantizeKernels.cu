@@ -35,9 +35,12 @@ constexpr int kVec = 8;
 constexpr int kLaneRows = 16;
 constexpr int kTileRows = 4 * kLaneRows, kTileCols = 8 * kVec;
 /// Rows one warp of the column amax reduces before its atomics.
-constexpr int64_t kAmaxChunkRows = 4 * kTileRows;
+constexpr int64_t kAmaxChunkRows = 2 * kTileRows;
 /// Largest row held in registers by the row quantizer: kThreads·kVec·8.
 constexpr int kMaxRowVectors = 8;
+/// Resident blocks of the amax per SM (its register bound): the grid is one
+/// wave of them.
+constexpr int kAmaxBlocksPerSM = 4;
 
 /// The parts of one launch, passed by value (kernel parameter space).
 struct PartsArg {
@@ -127,8 +130,10 @@ __device__ __forceinline__ void storeRun(uint8_t *dst, uint2 q, int64_t n,
     *reinterpret_cast<uint2 *>(dst) = q;
     return;
   }
-  for (int j = 0; j < kVec && j < n; ++j)
-    dst[j] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    if (j < n)
+      dst[j] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
 }
 
 /// The block-wide maximum of `bits` (every thread gets it).
@@ -150,15 +155,15 @@ __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
 /// amax[i] = max |parts[i]| (times colScale): grid x chunks x parts, each
 /// block reduces its chunk and merges with one atomicMax on the float bits.
 template <typename S>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
     amaxPartsKernel(PartsArg args, const float *colScale, uint32_t *amax) {
   const Fp8Part &part = args.parts[blockIdx.y];
   uint32_t best = 0;
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (part.ld == part.cols && !colScale && part.vectorOk) {
-    // Dense: one run of rows·cols elements, four loads in flight a thread.
-    constexpr int kUnroll = 4;
+    // Dense: one run of rows·cols elements, eight loads in flight a thread.
+    constexpr int kUnroll = 8;
     const S *data = static_cast<const S *>(part.data);
     int64_t n = part.rows * part.cols;
     int64_t i = tid * kVec;
@@ -337,14 +342,16 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       if (j >= nCols)
-        break;
+        continue;
       uint8_t *dst = outT + (c + j) * totalRows + part.rowOffset + r0;
       if (outTVectorOk && nRows == kLaneRows) {
         *reinterpret_cast<uint4 *>(dst) = make_uint4(
             colWords[j][0], colWords[j][1], colWords[j][2], colWords[j][3]);
       } else {
-        for (int i = 0; i < nRows; ++i)
-          dst[i] = uint8_t(colWords[j][i / 4] >> (8 * (i % 4)));
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i) // constant indices: registers
+          if (i < nRows)
+            dst[i] = uint8_t(colWords[j][i / 4] >> (8 * (i % 4)));
       }
     }
   }
@@ -418,34 +425,48 @@ __global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
 
 /// Quantizes each row of x with its own amax, a block per row with the row
 /// in registers (kVec·V elements a thread, read 16 bytes at a time; rows
-/// with vectorOk and cols <= kThreads·kVec·V).
+/// with vectorOk and cols <= kThreads·kVec·V). The next row's loads are in
+/// flight while a row is reduced and written.
 template <typename S, typename F8, int V>
 __global__ void __launch_bounds__(kThreads)
     quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale,
                                   float *amax, float *scaleInv, uint8_t *out,
                                   bool outVectorOk, uint8_t *outT) {
+  constexpr int kLoads = kVec * sizeof(S) / 16;
   int64_t K = x.cols, M = x.rows;
-  for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
+  const S *data = static_cast<const S *>(x.data);
+  uint4 raw[V][kLoads];
+  auto loadRow = [&](int64_t r) {
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      if (r < M && c < K)
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l)
+          raw[u][l] =
+              __ldg(reinterpret_cast<const uint4 *>(data + r * x.ld + c) + l);
+    }
+  };
+  int64_t r = blockIdx.x;
+  loadRow(r);
+  for (; r < M; r += gridDim.x) {
     float v[V][kVec];
     uint32_t best = 0;
 #pragma unroll
     for (int u = 0; u < V; ++u) {
       int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
-      if (c < K)
-        loadVector(static_cast<const S *>(x.data) + r * x.ld + c, v[u]);
-    }
+      S elems[kVec];
+      memcpy(elems, raw[u], sizeof(elems));
 #pragma unroll
-    for (int u = 0; u < V; ++u) {
-      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
-      if (c < K) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          if (colScale)
-            v[u][j] = v[u][j] * colScale[c + j];
+      for (int j = 0; j < kVec; ++j) {
+        v[u][j] = toFloat(elems[j]);
+        if (colScale && c < K)
+          v[u][j] = v[u][j] * colScale[c + j];
+        if (c < K)
           best = max(best, absBits(v[u][j]));
-        }
       }
     }
+    loadRow(r + gridDim.x);
     float rowAmax = bitCast<float>(blockMax(best));
     float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
     if (threadIdx.x == 0) {
@@ -465,6 +486,7 @@ __global__ void __launch_bounds__(kThreads)
       if (out)
         storeRun(out + r * K + c, q, kVec, outVectorOk);
       if (outT)
+#pragma unroll
         for (int j = 0; j < kVec; ++j)
           outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
     }
@@ -640,10 +662,11 @@ cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
     int64_t largest = 0;
     for (int i = 0; i < count; ++i)
       largest = std::max(largest, args.parts[i].rows * args.parts[i].cols);
-    // About 8 blocks per SM over all parts, fewer for small parts.
+    // One wave over all parts, fewer blocks for small parts.
     int64_t blocks = std::max<int64_t>(
-        1, std::min<int64_t>(ceilDiv(largest, kThreads * kVec * 4),
-                             std::max<int64_t>(8 * smCount() / count, 8)));
+        1, std::min<int64_t>(
+               ceilDiv(largest, kThreads * kVec * 8),
+               std::max<int64_t>(kAmaxBlocksPerSM * smCount() / count, 8)));
     cudaError_t err = dispatchQuant(src, SLINRT_F8E4M3FN, [&](auto s, auto) {
       using S = decltype(s);
       return launchKernel(&amaxPartsKernel<S>,
@@ -681,7 +704,18 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
     using S = decltype(s);
     using F8 = decltype(f);
     auto inRegisters = [&](auto kernel) {
-      return launchKernel(kernel, dim3(blocks), dim3(kThreads), stream, x,
+      // Resident blocks only: each loops over rows, prefetching the next.
+      int perSM = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel,
+                                                        kThreads, 0) !=
+              cudaSuccess ||
+          perSM <= 0) {
+        (void)cudaGetLastError();
+        perSM = 1;
+      }
+      unsigned grid = unsigned(
+          std::min<int64_t>(blocks, int64_t(perSM) * smCount()));
+      return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
                           colScale, amax, scaleInv, out, outVectorOk, outT);
     };
     if (x.vectorOk && vectors <= kMaxRowVectors) {
@@ -693,7 +727,9 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
         return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 4>);
       return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 8>);
     }
-    return inRegisters(&quantizeRowsKernel<S, F8>);
+    return launchKernel(&quantizeRowsKernel<S, F8>, dim3(blocks),
+                        dim3(kThreads), stream, x, colScale, amax, scaleInv,
+                        out, outVectorOk, outT);
   });
 }
 
