@@ -206,6 +206,39 @@ __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
     atomicMax(&amax[blockIdx.y], best);
 }
 
+/// The cast of one dense part (rows·cols elements in one run, vectorOk)
+/// without outT, colScale or row scales: the tensorwise activation. A
+/// thread converts kDenseLoads vectors a step, a block's vectors
+/// contiguous, so that loads and 8-byte stores are both warp-contiguous.
+constexpr int kDenseLoads = 4;
+template <typename S, typename F8>
+__global__ void __launch_bounds__(kThreads)
+    castDenseKernel(const S *x, int64_t vectors, const float *amax,
+                    uint8_t *out, bool outVectorOk, float *scaleInv) {
+  float scale = fp8Scale(*amax, Fp8Format<F8>::kMax);
+  if (scaleInv && blockIdx.x == 0 && threadIdx.x == 0)
+    *scaleInv = 1.0f / scale;
+  for (int64_t first = int64_t(blockIdx.x) * kThreads * kDenseLoads +
+                       threadIdx.x;
+       first < vectors; first += int64_t(gridDim.x) * kThreads * kDenseLoads) {
+    float v[kDenseLoads][kVec];
+#pragma unroll
+    for (int u = 0; u < kDenseLoads; ++u)
+      if (first + u * kThreads < vectors)
+        loadVector(x + (first + u * kThreads) * kVec, v[u]);
+#pragma unroll
+    for (int u = 0; u < kDenseLoads; ++u) {
+      int64_t vi = first + u * kThreads;
+      if (vi >= vectors)
+        continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[u][j] = v[u][j] * scale;
+      storeRun(out + vi * kVec, encodeVector<F8>(v[u]), kVec, outVectorOk);
+    }
+  }
+}
+
 /// Where a warp tile lies: its part, first row and first column.
 struct WarpTile {
   int part;
@@ -589,6 +622,19 @@ int64_t smCount() {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Blocks of kThreads of `kernel` resident on the whole device (at least
+/// one per SM).
+template <typename Kernel> int64_t residentBlocks(Kernel kernel) {
+  int perSM = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads,
+                                                    0) != cudaSuccess ||
+      perSM <= 0) {
+    (void)cudaGetLastError();
+    perSM = 1;
+  }
+  return int64_t(perSM) * smCount();
+}
+
 /// Blocks for `warpJobs` jobs of one warp each: all of them up to 16 blocks
 /// per SM, then grid-stride.
 unsigned warpJobBlocks(int64_t warpJobs) {
@@ -686,6 +732,21 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             const float *amax, uint8_t *out, uint8_t *outT,
                             float *scaleInv, float *rowScaleInv,
                             cudaStream_t stream) {
+  if (numParts == 1 && !outT && !colScale && !rowScaleInv && out &&
+      parts[0].vectorOk && parts[0].ld == cols && parts[0].rows > 0) {
+    const Fp8Part &x = parts[0];
+    int64_t vectors = x.rows * cols / kVec;
+    return dispatchQuant(src, dst, [&](auto s, auto f) {
+      using S = decltype(s);
+      using F8 = decltype(f);
+      auto kernel = &castDenseKernel<S, F8>;
+      unsigned blocks = unsigned(std::min(
+          ceilDiv(vectors, kThreads * kDenseLoads), residentBlocks(kernel)));
+      return launchKernel(kernel, dim3(blocks), dim3(kThreads), stream,
+                          static_cast<const S *>(x.data), vectors, amax, out,
+                          aligned(out, 8), scaleInv);
+    });
+  }
   return launchCastTiles<false>(src, dst, parts, numParts, cols, totalRows,
                                 colScale, amax, nullptr, out, outT, scaleInv,
                                 rowScaleInv, stream);
@@ -705,16 +766,8 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
     using F8 = decltype(f);
     auto inRegisters = [&](auto kernel) {
       // Resident blocks only: each loops over rows, prefetching the next.
-      int perSM = 0;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel,
-                                                        kThreads, 0) !=
-              cudaSuccess ||
-          perSM <= 0) {
-        (void)cudaGetLastError();
-        perSM = 1;
-      }
-      unsigned grid = unsigned(
-          std::min<int64_t>(blocks, int64_t(perSM) * smCount()));
+      unsigned grid =
+          unsigned(std::min<int64_t>(blocks, residentBlocks(kernel)));
       return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
                           colScale, amax, scaleInv, out, outVectorOk, outT);
     };
