@@ -12,14 +12,19 @@
 // reduction scheme restricted to COMPUTE_TYPE and a 32 MiB workspace. Per
 // shape: a bf16 GEMM of the same layout, and the FP8 GEMM with tensorwise
 // (SCALAR_32F both sides) and outer-vector (OUTER_VEC_32F both sides; an N
-// and an M vector) scaling, fast accumulation on and off.
+// and an M vector) scaling, fast accumulation on and off, and "alpha_vec":
+// tensorwise scales with the N weight scales as a device alpha vector
+// (CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO).
 //
 // Per configuration: up to --max-algos heuristic answers, plus, for every
 // answer whose algorithm reports CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, copies
 // with CUBLASLT_ALGO_CONFIG_SPLITK_NUM in {2, 4, 8, 16} and a supported
 // reduction scheme (COMPUTE_TYPE preferred, then OUTPUT_TYPE, then INPLACE),
-// kept when cublasLtMatmulAlgoCheck accepts them within the workspace.
-// Every candidate is screened (5 warmup + 20 timed calls) and checked
+// kept when cublasLtMatmulAlgoCheck accepts them within the workspace, and
+// heuristic #0 forced to each other tile of CUBLASLT_ALGO_CAP_TILE_IDS that
+// the check accepts (heuristic index -1 in the output).
+// Every candidate is timed once; within 2x of the best so far it is
+// screened (5 warmup + 20 timed calls) and checked
 // against heuristic #0's output; heuristic #0 and the 3 fastest screened
 // candidates are then timed in full (20 warmup + 100 timed calls, the median
 // of per-call CUDA event times). The weights rotate over copies totalling
@@ -135,7 +140,7 @@ void *deviceAlloc(size_t bytes) {
 // Problems and candidates
 //===----------------------------------------------------------------------===//
 
-enum class Mode { Bf16, Tensorwise, OuterVector };
+enum class Mode { Bf16, Tensorwise, OuterVector, AlphaVector };
 
 const char *modeName(Mode m) {
   switch (m) {
@@ -145,6 +150,8 @@ const char *modeName(Mode m) {
     return "tensorwise";
   case Mode::OuterVector:
     return "outer_vec";
+  case Mode::AlphaVector:
+    return "alpha_vec";
   }
   return "?";
 }
@@ -277,6 +284,15 @@ bool buildProblem(Problem &p, const Buffers &buf) {
     return false;
   if (!fp8)
     return true;
+  // AlphaVector: tensorwise scales and the N weight scales as a device
+  // alpha vector (POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO), an
+  // alternative to OUTER_VEC when the activation scale is one float.
+  if (p.mode == Mode::AlphaVector) {
+    int32_t pointerMode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO;
+    if (!set(CUBLASLT_MATMUL_DESC_POINTER_MODE, &pointerMode,
+             sizeof(pointerMode), "POINTER_MODE"))
+      return false;
+  }
   int32_t mode = p.mode == Mode::OuterVector
                      ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
                      : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
@@ -352,8 +368,13 @@ std::vector<Candidate> candidatesFor(const Context &ctx, const Problem &p) {
     if (cublasLtMatmulAlgoCapGetAttribute(
             &base.algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitSupport,
             sizeof(splitSupport), &written) != CUBLAS_STATUS_SUCCESS ||
-        !splitSupport)
+        !splitSupport) {
+      if (i == 0)
+        std::printf("  %s M=%lld: heuristic #0 (%s) has no split-K\n",
+                    modeName(p.mode), (long long)p.M,
+                    describe(base.config).c_str());
       continue;
+    }
     if (cublasLtMatmulAlgoCapGetAttribute(
             &base.algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes,
             sizeof(schemes), &written) != CUBLAS_STATUS_SUCCESS)
@@ -389,10 +410,73 @@ std::vector<Candidate> candidatesFor(const Context &ctx, const Problem &p) {
       // Refusals are common (and expected): counted, not printed.
       if (status != CUBLAS_STATUS_SUCCESS ||
           check.state != CUBLAS_STATUS_SUCCESS ||
-          check.workspaceSize > ctx.workspaceBytes)
+          check.workspaceSize > ctx.workspaceBytes) {
+        if (i == 0)
+          std::printf("  %s M=%lld: splitK %d refused: %s, workspace %zu\n",
+                      modeName(p.mode), (long long)p.M, split,
+                      cublasLtGetStatusName(status != CUBLAS_STATUS_SUCCESS
+                                                ? status
+                                                : check.state),
+                      check.workspaceSize);
         continue;
+      }
       add(algo, base.heuristicIndex, check.workspaceSize, check.wavesCount);
     }
+  }
+
+  // Tiles the heuristic did not offer: heuristic #0's algorithm with every
+  // tile it lists (CUBLASLT_ALGO_CAP_TILE_IDS), keeping its other settings,
+  // else with automatic cluster shape and custom option 0, if
+  // cublasLtMatmulAlgoCheck accepts it. This is what a runtime can force
+  // when the heuristic offers one tile only (outer-vector scaling).
+  if (heuristicCount > 0) {
+    const Candidate base = out[0];
+    size_t bytes = 0;
+    std::vector<uint32_t> tiles;
+    if (cublasLtMatmulAlgoCapGetAttribute(&base.algo,
+                                          CUBLASLT_ALGO_CAP_TILE_IDS, nullptr,
+                                          0, &bytes) == CUBLAS_STATUS_SUCCESS &&
+        bytes >= sizeof(uint32_t)) {
+      tiles.resize(bytes / sizeof(uint32_t));
+      if (cublasLtMatmulAlgoCapGetAttribute(
+              &base.algo, CUBLASLT_ALGO_CAP_TILE_IDS, tiles.data(),
+              tiles.size() * sizeof(uint32_t), &bytes) != CUBLAS_STATUS_SUCCESS)
+        tiles.clear();
+    }
+    int accepted = 0;
+    for (uint32_t tile : tiles) {
+      if (tile == base.config.tile || tile == 0)
+        continue;
+      for (int variant = 0; variant < 2; ++variant) {
+        cublasLtMatmulAlgo_t algo = base.algo;
+        uint16_t cluster = 0;
+        uint32_t custom = 0;
+        if (cublasLtMatmulAlgoConfigSetAttribute(
+                &algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile)) !=
+            CUBLAS_STATUS_SUCCESS)
+          break;
+        if (variant == 1 &&
+            (cublasLtMatmulAlgoConfigSetAttribute(
+                 &algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster,
+                 sizeof(cluster)) != CUBLAS_STATUS_SUCCESS ||
+             cublasLtMatmulAlgoConfigSetAttribute(
+                 &algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom,
+                 sizeof(custom)) != CUBLAS_STATUS_SUCCESS))
+          break;
+        cublasLtMatmulHeuristicResult_t check{};
+        if (cublasLtMatmulAlgoCheck(ctx.handle, p.desc, p.aLayout, p.bLayout,
+                                    p.dLayout, p.dLayout, &algo, &check) ==
+                CUBLAS_STATUS_SUCCESS &&
+            check.state == CUBLAS_STATUS_SUCCESS &&
+            check.workspaceSize <= ctx.workspaceBytes) {
+          add(algo, -1, check.workspaceSize, check.wavesCount);
+          ++accepted;
+          break;
+        }
+      }
+    }
+    std::printf("  %s M=%lld: %zu tiles listed, %d more accepted\n",
+                modeName(p.mode), (long long)p.M, tiles.size(), accepted);
   }
   return out;
 }
@@ -421,7 +505,10 @@ cublasStatus_t launch(const Context &ctx, const Problem &p, const Buffers &buf,
   const void *a = weights[copy % weights.size()];
   const void *b = fp8 ? buf.actFp8 : buf.actBf16;
   float alpha = 1.0f, beta = 0.0f;
-  return cublasLtMatmul(ctx.handle, p.desc, &alpha, a, p.aLayout, b,
+  const void *alphaPtr = &alpha;
+  if (p.mode == Mode::AlphaVector)
+    alphaPtr = buf.scaleVecN;
+  return cublasLtMatmul(ctx.handle, p.desc, alphaPtr, a, p.aLayout, b,
                         p.bLayout, &beta, d, p.dLayout, d, p.dLayout, &c.algo,
                         ctx.workspace, ctx.workspaceBytes, ctx.stream);
 }
@@ -479,7 +566,7 @@ struct Outcome {
   const char *shape;
   Mode mode;
   bool fastAccum;
-  int candidates = 0, failed = 0;
+  int candidates = 0, failed = 0, pruned = 0;
   double heur0Ms = -1, bestMs = -1, bf16Ms = -1, bf16BestMs = -1;
   AlgoConfig heur0, best;
   int bestHeuristicIndex = -1;
@@ -509,6 +596,7 @@ void probe(const Context &ctx, Problem &p, const Buffers &buf, Outcome &o) {
     (void)cudaGetLastError();
     return;
   }
+  double bestScreen = -1;
   for (Candidate &c : cands) {
     std::string who = tag + " " + describe(c.config);
     c.relError = relErrorOf(ctx, p, buf, c);
@@ -520,9 +608,22 @@ void probe(const Context &ctx, Problem &p, const Buffers &buf, Outcome &o) {
       ++o.failed;
       continue;
     }
+    // Forced tiles can be far slower (an 8x8 tile on a 28672-wide GEMM):
+    // one call first, the full screen only within 2x of the best so far.
+    double quick = timeCandidate(ctx, p, buf, c, 0, 1, timer, who);
+    if (quick < 0) {
+      ++o.failed;
+      continue;
+    }
+    if (bestScreen > 0 && quick > 2 * bestScreen) {
+      ++o.pruned;
+      continue;
+    }
     c.screenMs = timeCandidate(ctx, p, buf, c, 5, 20, timer, who);
     if (c.screenMs < 0)
       ++o.failed;
+    else if (bestScreen < 0 || c.screenMs < bestScreen)
+      bestScreen = c.screenMs;
   }
   o.heur0 = cands[0].config;
   o.heur0Ms = timeCandidate(ctx, p, buf, cands[0], 20, 100, timer, tag);
@@ -668,7 +769,8 @@ int main(int argc, char **argv) {
         Problem p{M, s.N, s.K, Mode::Bf16, false};
         probe(ctx, p, buf, bf16);
       }
-      for (Mode mode : {Mode::Tensorwise, Mode::OuterVector})
+      for (Mode mode :
+           {Mode::Tensorwise, Mode::OuterVector, Mode::AlphaVector})
         for (bool fast : {true, false}) {
           Outcome o{M, s.N, s.K, s.name, mode, fast};
           Problem p{M, s.N, s.K, mode, fast};
@@ -723,13 +825,13 @@ int main(int argc, char **argv) {
           f,
           "  {\"shape\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, "
           "\"mode\": \"%s\", \"fast_accum\": %s, \"candidates\": %d, "
-          "\"failed\": %d, \"heur0_ms\": %.5f, \"best_ms\": %.5f, "
+          "\"failed\": %d, \"pruned\": %d, \"heur0_ms\": %.5f, \"best_ms\": %.5f, "
           "\"bf16_ms\": %.5f, \"bf16_best_ms\": %.5f, \"heur0\": %s, "
           "\"best\": %s, \"best_heuristic_index\": %d, \"best_waves\": %.3f, "
           "\"best_workspace\": %zu, \"top\": [",
           o.shape, (long long)o.M, (long long)o.K, (long long)o.N,
           modeName(o.mode), o.fastAccum ? "true" : "false", o.candidates,
-          o.failed, o.heur0Ms, o.bestMs, o.bf16Ms, o.bf16BestMs,
+          o.failed, o.pruned, o.heur0Ms, o.bestMs, o.bf16Ms, o.bf16BestMs,
           configJson(o.heur0).c_str(), configJson(o.best).c_str(),
           o.bestHeuristicIndex, o.bestWaves, o.bestWorkspace);
       for (size_t j = 0; j < o.top.size(); ++j)
