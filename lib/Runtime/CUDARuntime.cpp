@@ -456,12 +456,13 @@ struct TuneOperands {
 
 /// Adds the configurations worth timing of `base` to `out`: split-K copies
 /// (fp32 partials only, as the heuristic preference allows) and, for
-/// `withTiles`, the same algorithm with each other listed tile.
+/// `withTiles`, the same algorithm with each other listed tile. `base` is a
+/// copy: it may be an element of `out`, which grows.
 void addTuneVariants(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
                      cublasLtMatrixLayout_t aLayout,
                      cublasLtMatrixLayout_t bLayout,
                      cublasLtMatrixLayout_t dLayout, uint64_t workspaceLimit,
-                     int64_t k, const cublasLtMatmulAlgo_t &base,
+                     int64_t k, cublasLtMatmulAlgo_t base,
                      bool withTiles, std::vector<cublasLtMatmulAlgo_t> &out) {
   auto accept = [&](const cublasLtMatmulAlgo_t &algo) {
     cublasLtMatmulHeuristicResult_t check{};
