@@ -15,7 +15,7 @@ on the same data, side by side:
   rowwise scales, weights quantized beforehand, the activation quantized once
   per part by a ``torch.compile``'d amax + cast, as torchao's per-Linear
   modules would;
-- ``torchao_tensorwise`` / ``torchao_rowwise``: ``torchao.float8.
+- ``torchao_tensorwise`` / ``torchao_rowwise`` (at M = 2048 only): ``torchao.float8.
   convert_to_float8_training`` on one ``nn.Linear`` per part, under
   ``torch.compile`` (``n/a`` when torchao is not importable).
 
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -54,6 +55,8 @@ SHAPES: list[tuple[str, int, list[int]]] = [
     ("llama3_8b_gate_up", 4096, [14336, 14336]),
 ]
 ROWS = [16, 128, 512, 2048, 8192]
+#: The one M at which the torchao columns are measured (each case compiles a module).
+TORCHAO_ROWS = 2048
 QUICK_SHAPES: list[tuple[str, int, list[int]]] = [("tiny_qkv", 64, [64, 16, 16])]
 QUICK_ROWS = [16, 48]
 MODES = ("fwd", "fwd+bwd")
@@ -179,7 +182,12 @@ def columns(m: int, k: int, rows: list[int], mode: str, device: str, quick: bool
 
     for recipe in ("tensorwise", "rowwise"):
         name = f"torchao_{recipe}"
-        module = None if quick or device != "cuda" else torchao_module([p.detach() for p in parts], recipe)
+        # torchao compiles one module per case: only at M = TORCHAO_ROWS, to
+        # keep the run's compile time bounded.
+        if quick or device != "cuda" or m != TORCHAO_ROWS:
+            out[name] = NA
+            continue
+        module = torchao_module([p.detach() for p in parts], recipe)
         if module is None:
             out[name] = NA
             continue
@@ -293,6 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the results as JSON to this file "
                         "(e.g. bench/results/<date>-h200/fp8-linear.json)")
     parser.add_argument("--reps", type=int, default=30, help="CUDA: batches per median")
+    parser.add_argument("--only-fp8-weights", action="store_true",
+                        help="only the weights-in-FP8 table (e.g. in a process with SPLITLINEAR_FP8_AUTOTUNE_MAX_M set)")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("fp8_linear bench: no CUDA device (use --device cpu --quick for a smoke run)", file=sys.stderr)
@@ -307,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = []
     header = f"{'shape':<18} {'mode':<8} {'M':>5} " + " ".join(f"{c:>19}" for c in COLUMNS)
     print(header + "   (ms; x = speedup over bf16)")
-    for name, k, rows in shapes:
+    for name, k, rows in [] if args.only_fp8_weights else shapes:
         for mode in MODES:
             for m in ms:
                 times = columns(m, k, rows, mode, args.device, args.quick, timer)
@@ -330,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells = [f"{t:>12.4f} ({base / t:5.2f}x)" if isinstance(t, float) and isinstance(base, float)
                      else f"{t:>22}" for t in (times[c] for c in GEMM_COLUMNS)]
             print(f"{name:<18} {m:>5} " + " ".join(f"{c:>22}" for c in cells), flush=True)
-    quant = quantization_rows(args.device, args.quick, timer)
+    quant = [] if args.only_fp8_weights else quantization_rows(args.device, args.quick, timer)
     print(f"\n{'quantize':<18} {'axis':<8} {'M x K':>11} {'fp8_quantize':>13} {'compiled':>13}")
     for row in quant:
         print(f"{'bf16 -> e4m3':<18} {row['axis']:<8} {row['M']:>5}x{row['K']:<5} {fmt(row['fp8_quantize']):>13} "
@@ -338,7 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         device = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
+        autotune = os.environ.get("SPLITLINEAR_FP8_AUTOTUNE_MAX_M")
         args.out.write_text(json.dumps({"device": device, "torch": torch.__version__, "dtype": "bfloat16",
+                                        "fp8_autotune_max_m": autotune,
                                         "quick": args.quick, "results": results, "fp8_weights": gemm,
                                         "quantization": quant},
                                        indent=1))
