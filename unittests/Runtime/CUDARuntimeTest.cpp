@@ -6,10 +6,12 @@
 // must take the unfused-epilogue fallback for the bias), copies with
 // conversion, allocation, the algorithm cache, GEMM plan reuse (new bias and
 // data pointers, alternating shapes, a second thread) and CUDA-graph
-// capture; the FP8 functions (quantization bit for bit, the scaled GEMM within
-// one ulp of the exact result) and their capture, with a timing of the
-// 8192 x 4096 bf16 activation quantization. Every test skips when `slinrt_context_create_cuda(0, NULL)` returns
-// NULL (no GPU, or a runtime built without CUDA).
+// capture; the FP8 functions (quantization bit for bit, with a sweep of the
+// FP8 conversion over every 16-bit input and ~1M fp32 ones; the scaled GEMM
+// within one ulp of the exact result) and their capture, with a timing of the
+// 8192 x 4096 bf16 activation quantization. Every test skips when
+// `slinrt_context_create_cuda(0, NULL)` returns NULL (no GPU, or a runtime
+// built without CUDA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -703,7 +705,8 @@ public:
     else
       cudaMemset(ptr, 0xAA, std::max<size_t>(count, 1) * sizeof(T));
   }
-  explicit DeviceBuffer(const std::vector<T> &host) : DeviceBuffer(host.size()) {
+  explicit DeviceBuffer(const std::vector<T> &host)
+      : DeviceBuffer(host.size()) {
     cudaMemcpy(ptr, host.data(), count * sizeof(T), cudaMemcpyHostToDevice);
   }
   ~DeviceBuffer() { cudaFree(ptr); }
@@ -724,11 +727,9 @@ private:
 
 /// Quantizes x on both targets (amax, scaleInv, out and, unless !withOutT,
 /// outT) and expects the same bits.
-void compareQuantize(slinrt_context *gpu, slinrt_context *cpu,
-                     slinrt_dtype src, slinrt_dtype dst,
-                     slinrt_quant_axis axis, TestMatrix &x,
-                     const std::vector<float> *colScale,
-                     bool withOutT = true) {
+void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
+                     slinrt_dtype dst, slinrt_quant_axis axis, TestMatrix &x,
+                     const std::vector<float> *colScale, bool withOutT = true) {
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                   : axis == SLINRT_QUANT_ROWS ? size_t(M)
@@ -816,9 +817,8 @@ void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   DeviceBuffer<float> dAmax(P), dScaleInv(P), dRowScaleInv(R);
   DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
   slinrt_amax_parts(gpu, src, P, dRefs.data(), dAmax.get());
-  slinrt_cast_parts_fp8(gpu, src, dst, P, dRefs.data(), dAmax.get(),
-                        dOut.get(), dOutT.get(), dScaleInv.get(),
-                        dRowScaleInv.get());
+  slinrt_cast_parts_fp8(gpu, src, dst, P, dRefs.data(), dAmax.get(), dOut.get(),
+                        dOutT.get(), dScaleInv.get(), dRowScaleInv.get());
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   EXPECT_TRUE(sameFloats(dAmax.download(), amax));
   EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
@@ -831,8 +831,8 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
   std::mt19937_64 rng(1912);
   for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
     for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
-      SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
-                                      << dtypeName(dst));
+      SCOPED_TRACE(testing::Message()
+                   << dtypeName(src) << " -> " << dtypeName(dst));
       // Row offsets that allow 8-byte outT stores, then ones that do not
       // (and an empty part).
       compareParts(gpu, cpu, src, dst, 72, {8, 64, 24}, rng, true);
@@ -904,8 +904,8 @@ TEST_F(CUDARuntimeTest, Fp8CastSweepMatchesCPU) {
   std::mt19937_64 rng(1917);
   for (slinrt_dtype src : {SLINRT_BF16, SLINRT_F16, SLINRT_F32})
     for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
-      SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
-                                      << dtypeName(dst));
+      SCOPED_TRACE(testing::Message()
+                   << dtypeName(src) << " -> " << dtypeName(dst));
       float fp8Max = dst == SLINRT_F8E4M3FN ? 448.0f : 57344.0f;
       std::vector<uint32_t> values = sweepValues(src, fp8Max, rng);
       const int64_t K = 512;
@@ -970,15 +970,18 @@ void expectWithinOneUlp(const ScaledGemmCase &c) {
       int e = 0;
       std::frexp(exact, &e);
       double ulp = std::ldexp(1.0, std::max(e - bits, minExponent));
-      ASSERT_LE(std::fabs(c.d.get(m, n) - exact), ulp + accumulation * magnitude)
+      ASSERT_LE(std::fabs(c.d.get(m, n) - exact),
+                ulp + accumulation * magnitude)
           << "(" << m << ", " << n << ") exact " << exact;
     }
 }
 
 TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
   int major = 0, minor = 0;
-  ASSERT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
-  ASSERT_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
   std::mt19937_64 rng(1913);
   if (major * 10 + minor < 89) {
     ScaledGemmCase c(rng, 16, 16, 16, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
@@ -986,7 +989,8 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
     c.run(scaledGemmFn(true, SLINRT_BF16), gpu);
     EXPECT_EQ(slinrt_context_status(gpu), SLINRT_ERROR_UNSUPPORTED);
     EXPECT_NE(error().find("FP8 needs compute capability 8.9"),
-              std::string::npos) << error();
+              std::string::npos)
+        << error();
     GTEST_SKIP() << "FP8 GEMM needs sm89+";
   }
   int runs = 0;
@@ -1028,8 +1032,8 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmMisalignedBiasAndEmptyK) {
   for (slinrt_dtype outType : {SLINRT_BF16, SLINRT_F16}) {
     // A bias view one element into its buffer: the unfused path (broadcast,
     // then beta = 1).
-    ScaledGemmCase c(rng, 24, 32, 48, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
-                     outType, SLINRT_SCALING_OUTER_VECTOR, true);
+    ScaledGemmCase c(rng, 24, 32, 48, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN, outType,
+                     SLINRT_SCALING_OUTER_VECTOR, true);
     c.bias = TestVector(outType, c.N, 1, 1);
     c.bias.fillRandom(rng, -5, 5);
     int64_t before = slinrt_context_counters(gpu).epilogue_fallbacks;
@@ -1157,11 +1161,36 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   time("rows", SLINRT_QUANT_ROWS, false);
   time("cols + outT", SLINRT_QUANT_COLS, true);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  // The two passes of the tensorwise quantization on their own.
+  auto timePass = [&](const char *what, bool cast) {
+    auto once = [&] {
+      if (cast)
+        slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 1, &ref,
+                              amax.get(), out.get(), nullptr, scaleInv.get(),
+                              nullptr);
+      else
+        slinrt_amax_parts(gpu, SLINRT_BF16, 1, &ref, amax.get());
+    };
+    once();
+    const int reps = 20;
+    cudaEventRecord(start, stream);
+    for (int i = 0; i < reps; ++i)
+      once();
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    std::printf("[ TIME     ] fp8 %s 8192x4096 bf16: %.1f us\n", what,
+                1000.0 * ms / reps);
+  };
+  timePass("amax alone", false);
+  timePass("cast alone (given amax)", true);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
   // amax of all parts in one launch: 3 parts of a 12288 x 4096 weight.
   std::vector<slinrt_memref2d> parts;
   for (int64_t i = 0; i < 3; ++i)
-    parts.push_back(slinrt_memref2d{x.get(), x.get(), i * 2048 * K,
-                                    {2048, K}, {K, 1}});
+    parts.push_back(
+        slinrt_memref2d{x.get(), x.get(), i * 2048 * K, {2048, K}, {K, 1}});
   cudaEventRecord(start, stream);
   slinrt_amax_parts(gpu, SLINRT_BF16, 3, parts.data(), amax.get());
   slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 3, parts.data(),
@@ -1172,7 +1201,8 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   float ms = 0;
   cudaEventElapsedTime(&ms, start, stop);
   std::printf("[ TIME     ] fp8 amax + cast of 3 parts 6144x4096 bf16 with "
-              "outT: %.1f us (first call)\n", 1000.0 * ms);
+              "outT: %.1f us (first call)\n",
+              1000.0 * ms);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
