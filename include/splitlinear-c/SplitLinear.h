@@ -75,9 +75,9 @@ typedef enum SlinKernelKind {
   SLIN_KERNEL_DGRAD = 1,
   /// dw[N, K] = dyᵀ · x and, with has_bias, db[N] = Σ_m dy[m, :]
   SLIN_KERNEL_WGRAD = 2,
-  /// y[M, N] = sx · ŝ · (x8[M, K] · concat(w8_i[N_i, K])ᵀ) (+ concat(b_i)):
-  /// the FP8 GEMM over parts that keep their own scales (slin.scaled_linear;
-  /// sx and ŝ as the spec's `scaling` says, see slinrt_scaling)
+  /// FP8: y[m, j] = sx · ŝ[j] · Σ_k x8[m, k] · concat(w8_i)[j, k]
+  /// (+ concat(b_i)[j]), one scaled GEMM over FP8 weight parts with their
+  /// own scales (`input_dtype`, `scaling`, `fast_accum` below)
   SLIN_KERNEL_SCALED_FPROP = 3,
 } SlinKernelKind;
 
@@ -102,21 +102,26 @@ typedef enum SlinKernelPath {
 /// shapes of a signature. Element types use slinrt_dtype (Runtime.h).
 typedef struct SlinKernelSpec {
   SlinKernelKind kind;
-  int32_t dtype;               /* input/output/gradient element type */
-  int32_t num_parts;           /* weight parts (FPROP, DGRAD); >= 1 */
-  const int32_t *part_dtypes;  /* num_parts entries, or NULL: all `dtype` */
-  int32_t has_bias;            /* FPROP: bias parts; WGRAD: bias gradient */
+  int32_t dtype;               /* input/output/gradient element type
+                                  (SCALED_FPROP: the output's, f32, f16 or
+                                  bf16) */
+  int32_t num_parts;           /* weight parts (FPROP, DGRAD, SCALED_FPROP);
+                                  >= 1 */
+  const int32_t *part_dtypes;  /* num_parts entries, or NULL: all `dtype`
+                                  (SCALED_FPROP: required, one FP8 type) */
+  int32_t has_bias;            /* FPROP, SCALED_FPROP: bias parts; WGRAD:
+                                  bias gradient */
   const int32_t *bias_dtypes;  /* num_parts entries, or NULL: all `dtype` */
   SlinTarget target;           /* the runtime the kernel calls */
   int64_t alignment;           /* bytes a zero-copy view must be aligned to */
   const char *dump_dir;        /* slinKernelCompile writes the kernel IR and
                                   the IR after every pass here; NULL or "":
                                   nowhere */
-  /* SCALED_FPROP only (ignored otherwise); `dtype` is then the output's
-     type (f32, f16, bf16) and `part_dtypes` is required (FP8 types). */
-  int32_t input_dtype;         /* the FP8 slinrt_dtype of x8 */
-  int32_t scaling;             /* a slinrt_scaling */
-  int32_t fast_accum;          /* non-zero: fast FP8 accumulation allowed */
+  /* SCALED_FPROP only (other kinds ignore them; zero-initialize): */
+  int32_t input_dtype; /* the FP8 type of x8: SLINRT_F8E4M3FN or
+                          SLINRT_F8E5M2 */
+  int32_t scaling;     /* a slinrt_scaling */
+  int32_t fast_accum;  /* non-zero: cuBLASLt fast FP8 accumulation */
 } SlinKernelSpec;
 
 /// The `slin` IR of the kernel `spec` describes, as text: one public
@@ -126,10 +131,11 @@ typedef struct SlinKernelSpec {
 ///   FPROP: x, w_0..w_{n-1}, [b_0..b_{n-1}], y   -> i32 (a SlinKernelPath)
 ///   DGRAD: dy, w_0..w_{n-1}, dx                 -> i32 (a SlinKernelPath)
 ///   WGRAD: dy, x, dw, [db]
-///   SCALED_FPROP: x8, sx, w8_0..w8_{n-1}, ŝ, [b_0..b_{n-1}], y
-///                                               -> i32 (a SlinKernelPath)
-///     (sx: [M] or [1] f32; ŝ: [ΣN_i] or [1] f32)
-/// Through the packed entry point, an FPROP/DGRAD kernel writes its path to
+///   SCALED_FPROP: x8, input_scale (f32, M or 1), w8_0..w8_{n-1},
+///                 weight_scale (f32, Σ N_i or 1), [b_0..b_{n-1}], y
+///                                                -> i32 (a SlinKernelPath)
+/// Through the packed entry point, an FPROP/DGRAD/SCALED_FPROP kernel writes
+/// its path to
 /// the int32_t that the last element of `args` points to.
 /// Returns NULL with `*error` on an invalid spec.
 SLIN_CAPI_EXPORT char *slinKernelBuildIR(const SlinKernelSpec *spec,

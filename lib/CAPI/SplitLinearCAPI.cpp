@@ -57,8 +57,8 @@ T *valueOrError(FailureOr<T> &result, const std::string &diagnostics,
   return nullptr;
 }
 /// `code` as a slinrt_dtype, or failure for a number the enum does not have.
-/// The kernel builder decides which kinds take which types (checkSpec).
 FailureOr<slinrt_dtype> dtypeOf(int32_t code) {
+  // Which kinds take FP8 is buildKernelModule's check.
   if (code < SLINRT_F32 || code > SLINRT_F8E5M2)
     return failure();
   return static_cast<slinrt_dtype>(code);
@@ -87,7 +87,7 @@ FailureOr<SmallVector<slinrt_dtype>> dtypesOf(const int32_t *codes,
 /// The C++ spec of the C one (the one place the C API's integer fields are
 /// read): `num_parts` and `part_dtypes` for FPROP, DGRAD and SCALED_FPROP,
 /// `has_bias` for FPROP and SCALED_FPROP (bias parts, `bias_dtypes`) and
-/// WGRAD (the bias gradient); `input_dtype`, `scaling` and `fast_accum` for
+/// WGRAD (the bias gradient), `input_dtype`, `scaling` and `fast_accum` for
 /// SCALED_FPROP.
 FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
                                                 std::string &error) {
@@ -126,22 +126,6 @@ FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
   spec.hasBias = c.has_bias != 0 && spec.kind != KernelKind::Dgrad;
   bool readsBias =
       spec.kind == KernelKind::Fprop || spec.kind == KernelKind::ScaledFprop;
-  if (spec.kind == KernelKind::ScaledFprop) {
-    FailureOr<slinrt_dtype> input = dtypeOf(c.input_dtype);
-    if (failed(input)) {
-      error = "invalid input dtype " + std::to_string(c.input_dtype);
-      return failure();
-    }
-    spec.inputDtype = *input;
-    if (c.scaling != SLINRT_SCALING_TENSORWISE &&
-        c.scaling != SLINRT_SCALING_OUTER_VECTOR) {
-      error = "invalid scaling " + std::to_string(c.scaling) +
-              " (0 = tensorwise, 1 = outer vector)";
-      return failure();
-    }
-    spec.scaling = static_cast<slinrt_scaling>(c.scaling);
-    spec.fastAccum = c.fast_accum != 0;
-  }
   if (readsBias && spec.hasBias) {
     auto biases =
         dtypesOf(c.bias_dtypes, c.num_parts, *dtype, "bias part", error);
@@ -164,6 +148,17 @@ FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
   spec.viewAlignmentBytes = c.alignment;
   if (c.dump_dir)
     spec.dumpDir = c.dump_dir;
+  if (spec.kind == KernelKind::ScaledFprop) {
+    FailureOr<slinrt_dtype> input = dtypeOf(c.input_dtype);
+    if (failed(input)) {
+      error = "invalid input dtype " + std::to_string(c.input_dtype);
+      return failure();
+    }
+    spec.inputDtype = *input;
+    // buildKernelModule checks the scaling's range.
+    spec.scaling = static_cast<slinrt_scaling>(c.scaling);
+    spec.fastAccum = c.fast_accum != 0;
+  }
   return spec;
 }
 /// toKernelSpec, with the reason of a failure stored in `*error`.

@@ -162,9 +162,8 @@ LogicalResult checkSpec(const KernelSpec &spec, std::string &error) {
   if (biasParts != expectedBiasParts)
     return fail(Twine(biasParts) + " bias part dtypes given, expected " +
                 Twine(expectedBiasParts));
-  if (failed(spec.kind == KernelKind::ScaledFprop
-                 ? checkScaledSpec(spec, fail)
-                 : checkNoFP8(spec, fail)))
+  if (failed(spec.kind == KernelKind::ScaledFprop ? checkScaledSpec(spec, fail)
+                                                  : checkNoFP8(spec, fail)))
     return failure();
   if (spec.target != slin::RuntimeTarget::cpu &&
       spec.target != slin::RuntimeTarget::cuda)
@@ -210,16 +209,15 @@ FailureOr<SmallVector<Type>> kernelArgumentTypes(MLIRContext *ctx,
   if (spec.kind == KernelKind::ScaledFprop) {
     // x8, input_scale, w8_i..., weight_scale, [b_i...], y.
     MemRefType scale = stridedType(Float32Type::get(ctx), 1);
-    SmallVector<Type> types{slin::ContextType::get(ctx),
-                            stridedType(*elementTypeOf(ctx, spec.inputDtype),
-                                        2),
-                            scale};
+    SmallVector<Type> types{
+        slin::ContextType::get(ctx),
+        stridedType(*elementTypeOf(ctx, spec.inputDtype), 2), scale};
     if (failed(appendPartTypes(ctx, spec.weightPartDtypes, 2, "part", types,
                                error)))
       return failure();
     types.push_back(scale);
-    if (failed(appendPartTypes(ctx, spec.biasPartDtypes, 1, "bias part",
-                               types, error)))
+    if (failed(appendPartTypes(ctx, spec.biasPartDtypes, 1, "bias part", types,
+                               error)))
       return failure();
     types.push_back(matrix);
     return types;

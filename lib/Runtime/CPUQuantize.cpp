@@ -108,12 +108,11 @@ void cpu::quantize(slinrt_context &, const QuantizeProblem &p) {
                                                    : K;
     std::vector<float> scales(static_cast<size_t>(groups));
     for (int64_t g = 0; g < groups; ++g) {
-      uint32_t bits =
-          p.axis == SLINRT_QUANT_TENSOR
-              ? amaxBits<S>(x, 0, M, 0, K, p.colScale)
-          : p.axis == SLINRT_QUANT_ROWS
-              ? amaxBits<S>(x, g, g + 1, 0, K, p.colScale)
-              : amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
+      uint32_t bits = p.axis == SLINRT_QUANT_TENSOR
+                          ? amaxBits<S>(x, 0, M, 0, K, p.colScale)
+                      : p.axis == SLINRT_QUANT_ROWS
+                          ? amaxBits<S>(x, g, g + 1, 0, K, p.colScale)
+                          : amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
       float amax = bitCast<float>(bits);
       scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax);
       if (p.amax)
@@ -127,7 +126,6 @@ void cpu::quantize(slinrt_context &, const QuantizeProblem &p) {
                         : p.axis == SLINRT_QUANT_ROWS ? r
                                                       : c];
         },
-        static_cast<uint8_t *>(p.out), K, static_cast<uint8_t *>(p.outT), M,
-        0);
+        static_cast<uint8_t *>(p.out), K, static_cast<uint8_t *>(p.outT), M, 0);
   });
 }

@@ -5,7 +5,9 @@
 // with conversion, and the default host allocator. bf16 and fp16 GEMMs go
 // through fp32 temporaries (fp32 accumulation, one rounding to nearest even on
 // store), which is what the CUDA backend computes too. Bias row sums
-// (BIAS_GRAD) accumulate in double.
+// (BIAS_GRAD) accumulate in double. The FP8 scaled GEMM decodes its operands
+// to fp32 (exact) and runs the same fp32 GEMM; the FP8 quantization lives in
+// CPUQuantize.cpp.
 //
 //===----------------------------------------------------------------------===//
 

@@ -149,8 +149,8 @@ cudaError_t launchConvertCopy(slinrt_dtype srcType, slinrt_dtype dstType,
     return launchKernel(&convertCopyKernel<uint8_t, uint8_t>,
                         rowGrid(rows, cols), dim3(kThreads), stream,
                         static_cast<const uint8_t *>(src), srcRowStride,
-                        srcColStride, static_cast<uint8_t *>(dst),
-                        dstRowStride, dstColStride, rows, cols);
+                        srcColStride, static_cast<uint8_t *>(dst), dstRowStride,
+                        dstColStride, rows, cols);
   }
   return dispatch(srcType, [&](auto s) {
     return dispatch(dstType, [&](auto t) {

@@ -90,9 +90,8 @@ template <typename F8> SLINRT_HD float decodeFp8(uint8_t bits) {
   }
   if (exponent == 0) {
     // mantissa · 2^(1 - bias - kMantissa): both factors exact in float.
-    float unit = bitCast<float>(static_cast<uint32_t>(127 + 1 - F::kBias -
-                                                      F::kMantissa)
-                                << 23);
+    float unit = bitCast<float>(
+        static_cast<uint32_t>(127 + 1 - F::kBias - F::kMantissa) << 23);
     float magnitude = static_cast<float>(mantissa) * unit;
     return sign ? -magnitude : magnitude;
   }

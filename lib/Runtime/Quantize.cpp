@@ -38,9 +38,9 @@ QuantMatrix checkInput(const slinrt_memref2d &ref, slinrt_dtype dtype,
   m.ld = m.rows <= 1 ? m.cols : ref.strides[0];
   bool empty = m.rows == 0 || m.cols == 0;
   if (!empty && ((m.cols > 1 && ref.strides[1] != 1) || m.ld < m.cols))
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has strides [",
-          ref.strides[0], ", ", ref.strides[1], "] for sizes [", m.rows, ", ",
-          m.cols, "]: expected [ld, 1] with ld >= ", m.cols);
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has strides [", ref.strides[0],
+          ", ", ref.strides[1], "] for sizes [", m.rows, ", ", m.cols,
+          "]: expected [ld, 1] with ld >= ", m.cols);
   if (!empty && !ref.aligned)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has a NULL data pointer");
   m.data = static_cast<const char *>(ref.aligned) +
@@ -56,8 +56,8 @@ void requirePointer(const void *p, const char *name) {
 
 /// The parts of an amax / cast call (all with the same number of columns
 /// when `sameCols`).
-void checkParts(PartsProblem &p, int64_t numParts,
-                const slinrt_memref2d *parts, bool sameCols) {
+void checkParts(PartsProblem &p, int64_t numParts, const slinrt_memref2d *parts,
+                bool sameCols) {
   requireSource(p.src);
   if (numParts < 0)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "numParts is ", numParts);
@@ -184,9 +184,8 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
     QuantMatrix m = checkInput(ref, dtype, concat("operand ", name));
     ld = m.rows <= 1 ? ((m.cols + 15) / 16) * 16 : m.ld;
     if (m.rows > 1 && m.ld % 16 != 0)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ", name,
-            " has row stride ", m.ld,
-            ": FP8 GEMMs need a multiple of 16 elements");
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ", name, " has row stride ",
+            m.ld, ": FP8 GEMMs need a multiple of 16 elements");
     if (m.rows > 0 && m.cols > 0 &&
         reinterpret_cast<uintptr_t>(m.data) % 16 != 0)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ", name,
@@ -209,8 +208,7 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
     raise(SLINRT_ERROR_INVALID_ARGUMENT,
           "operand B has another K than operand A: ", shapes());
   if (D->sizes[0] != p.M || D->sizes[1] != p.N)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand D is not [M, N]: ",
-          shapes());
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand D is not [M, N]: ", shapes());
   if (p.N % 16 != 0)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "N = ", p.N,
           " (rows of operand B) is not a multiple of 16");
@@ -243,8 +241,8 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has ", bias->sizes[0],
             " elements, expected N = ", p.N);
     if (p.N > 1 && bias->strides[0] != 1)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has stride ",
-            bias->strides[0], ", expected 1");
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has stride ", bias->strides[0],
+            ", expected 1");
     if (!bias->aligned)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has a NULL data pointer");
     p.bias = static_cast<const char *>(bias->aligned) +
@@ -272,7 +270,6 @@ void runQuantization(slinrt_context *ctx, const char *name, Make &&make,
       onCpu(c, problem);
     c.counters.quantizations.fetch_add(1, std::memory_order_relaxed);
   });
-  (void)onCuda;
 }
 
 #if SPLITLINEAR_HAVE_CUDA

@@ -1,4 +1,5 @@
-//===- Quantize.h - Validated FP8 quantization and GEMM problems -*- C++ -*-===//
+//===- Quantize.h - Validated FP8 quantization and GEMM problems -*- C++
+//-*-===//
 //
 // The checked, target-independent form of the FP8 calls of Runtime.h
 // (slinrt_amax_parts, slinrt_cast_parts_fp8, slinrt_quantize_fp8 and the
@@ -78,13 +79,11 @@ QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
 /// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) naming the operand for a bad
 /// shape, stride, alignment or dtype, SLINRT_ERROR_UNSUPPORTED for e5m2 x
 /// e5m2.
-ScaledGemmProblem
-makeScaledGemmProblem(slinrt_dtype outType, const slinrt_memref2d *A,
-                      const slinrt_memref2d *B, const slinrt_memref2d *D,
-                      const slinrt_memref1d *scaleA,
-                      const slinrt_memref1d *scaleB,
-                      const slinrt_memref1d *bias, int32_t aDtype,
-                      int32_t bDtype, int32_t scaling, int32_t fastAccum);
+ScaledGemmProblem makeScaledGemmProblem(
+    slinrt_dtype outType, const slinrt_memref2d *A, const slinrt_memref2d *B,
+    const slinrt_memref2d *D, const slinrt_memref1d *scaleA,
+    const slinrt_memref1d *scaleB, const slinrt_memref1d *bias, int32_t aDtype,
+    int32_t bDtype, int32_t scaling, int32_t fastAccum);
 
 } // namespace slinrt
 

@@ -12,11 +12,11 @@
 //   fp8_quantize(Tensor input, ScalarType dtype, str axis,
 //                Tensor? col_scale=None, bool write_out=True,
 //                bool write_transposed=False)
-//       -> (Tensor out [M, K] or [0], Tensor out_t [K, M] or [0],
+//       -> (Tensor out [M, K] or [0, 0], Tensor out_t [K, M] or [0, 0],
 //           Tensor scale_inv [1] / [M] / [K])
 //   fp8_cast_parts(Tensor[] parts, ScalarType dtype,
 //                  bool write_transposed=False)
-//       -> (Tensor w8 [N, K], Tensor w8_t [K, N] or [0],
+//       -> (Tensor w8 [N, K], Tensor w8_t [K, N] or [0, 0],
 //           Tensor scale_inv [P], Tensor row_scale_inv [N])
 //   scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight,
 //                 Tensor weight_scale_inv, Tensor[]? bias=None,
@@ -58,7 +58,7 @@ Fp8Recipe parseFp8Recipe(c10::string_view name, const char *op);
 /// [M, K]) to `dtype` (float8_e4m3fn or float8_e5m2) with amax along `axis`
 /// ("tensor", "rows", "cols"); with `colScale` (K float32 values) the value
 /// quantized is input[m, k] · colScale[k]. Returns the row-major FP8 copy
-/// (`writeOut`), its transpose [K, M] (`writeTransposed`; empty [0]
+/// (`writeOut`), its transpose [K, M] (`writeTransposed`; empty [0, 0]
 /// tensors when not asked for) and scale_inv (float32, [1], [M] or [K]).
 /// Raises c10::Error naming the argument for a bad dtype, axis or shape.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
@@ -68,7 +68,7 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 
 /// Quantizes weight parts [N_i, K] (one float dtype, one device) into one
 /// FP8 buffer [N, K], each part with its own tensorwise scale, and with
-/// `writeTransposed` also its transpose [K, N]. Returns (w8, w8_t or [0],
+/// `writeTransposed` also its transpose [K, N]. Returns (w8, w8_t or [0, 0],
 /// scale_inv [P], row_scale_inv [N]: each row's part's scale_inv). Two
 /// launches on CUDA (the amax of every part, the cast), no host sync.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>

@@ -312,7 +312,10 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
         RuntimeError: naming the part, for an empty list, a bad dtype, or
             parts of other dtypes, devices or K.
     """
-    return Fp8Parts(*_FP8_CAST_PARTS(list(parts), dtype, write_transposed))
+    parts = list(parts)
+    if not parts:  # the dispatcher would only say it has no tensor to dispatch on
+        raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
+    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed))
 
 
 # The autograd formula lives in the op library (C++, ``LinearFunction`` in

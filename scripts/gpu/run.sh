@@ -2,7 +2,7 @@
 # Runs on the H200 machine (through the device tool, with `.carry` carried):
 # unpacks the bundle from scripts/gpu/pack.sh, builds the CUDA runtime from
 # source there, runs the runtime's unit tests, the C API test, the op-vs-
-# PyTorch check, the pytest suite (cpu and cuda), the benchmarks and the
+# PyTorch check, the pytest suite (cpu and cuda), the benchmarks (FP8 among them) and the
 # training-recipe benchmark (RUN_<PART>=0 skips a part). Every
 # result lands in $OUT (default: ./gpu-out).
 set -uo pipefail
@@ -36,7 +36,7 @@ fi
 echo "== runtime unit tests (CUDA included)"
 # Whole log in $OUT; every failure (not only the last lines) printed here.
 "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 > "$OUT/runtime-gtest.txt" 2>&1
-echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED" "$OUT/runtime-gtest.txt" | head -60
+echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED|\[ TIME" "$OUT/runtime-gtest.txt" | head -60
 echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 
@@ -70,6 +70,12 @@ fi
 if [ "${RUN_BENCH:-1}" = 1 ]; then
   echo "== benchmark"
   timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
+fi
+
+if [ "${RUN_FP8:-1}" = 1 ]; then
+  echo "== FP8 split linear benchmark"
+  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 600 python3 bench/fp8_linear.py \
+    --out "$OUT/fp8-linear.json" 2>&1 | tee "$OUT/fp8-linear.txt" | grep -v Warning
 fi
 
 if [ "${RUN_PER_PART:-1}" = 1 ]; then

@@ -142,6 +142,26 @@ int main(void) {
   free(w);
   free(b);
 
+  /* The FP8 forward: x8, its scale, the FP8 parts, their spread scale,
+     the biases, y. */
+  int32_t fp8Parts[2] = {SLINRT_F8E4M3FN, SLINRT_F8E4M3FN};
+  SlinKernelSpec scaled = {SLIN_KERNEL_SCALED_FPROP, SLINRT_BF16, 2, fp8Parts,
+                           1, NULL, SLIN_TARGET_CPU, /*alignment=*/16, NULL,
+                           SLINRT_F8E4M3FN, SLINRT_SCALING_OUTER_VECTOR, 1};
+  ir = slinKernelBuildIR(&scaled, &error);
+  /* CHECK: func.func @slin_kernel(%{{.*}}: !slin.context, %{{.*}}: memref<?x?xf8E4M3FN, strided<[?, ?], offset: ?>>, %{{.*}}: memref<?xf32, strided<[?], offset: ?>>, %{{.*}}: memref<?x?xf8E4M3FN, strided<[?, ?], offset: ?>>, %{{.*}}: memref<?x?xf8E4M3FN, strided<[?, ?], offset: ?>>, %{{.*}}: memref<?xf32, strided<[?], offset: ?>>, %{{.*}}: memref<?xbf16, strided<[?], offset: ?>>, %{{.*}}: memref<?xbf16, strided<[?], offset: ?>>, %{{.*}}: memref<?x?xbf16, strided<[?, ?], offset: ?>>) -> i32
+   * CHECK: slin.scaled_linear ins(
+   * CHECK-SAME: {fast_accum, scaling = #slin.scaling<outer_vector>, strategy = #slin.strategy<auto>} -> i32
+   */
+  printf("%s\n", ir ? ir : error);
+  slinStringFree(ir);
+  scaled.scaling = SLINRT_SCALING_TENSORWISE;
+  // CHECK: bad scaled spec: tensorwise scaling with 2 weight parts: parts with their own scales need outer_vector
+  printf("bad scaled spec: %s\n",
+         slinKernelBuildIR(&scaled, &error) ? "?" : error);
+  slinStringFree(error);
+  error = NULL;
+
   /* Errors come back as text, never as a crash. */
   SlinKernelSpec bad = spec;
   bad.num_parts = 0;

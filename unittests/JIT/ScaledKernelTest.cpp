@@ -72,8 +72,7 @@ uint8_t randomFp8(slinrt_dtype dtype, std::mt19937 &gen) {
   if (c == 0)
     return 0;
   uint8_t sign = (c & 1) ? 0x80 : 0;
-  return sign |
-         static_cast<uint8_t>((exponent(gen) + bias) << mantissaBits) |
+  return sign | static_cast<uint8_t>((exponent(gen) + bias) << mantissaBits) |
          static_cast<uint8_t>(mantissa(gen));
 }
 
@@ -140,10 +139,9 @@ void storeOutput(slinrt_dtype dtype, double v, void *p) {
     h = static_cast<uint16_t>(bits >> 16); // exact: v has <= 8 bits
   } else {
     int exponent = static_cast<int>((bits >> 23) & 0xFF) - 127 + 15;
-    h = static_cast<uint16_t>(((bits >> 16) & 0x8000) |
-                              (f == 0 ? 0
-                                      : (exponent << 10) |
-                                            ((bits >> 13) & 0x3FF)));
+    h = static_cast<uint16_t>(
+        ((bits >> 16) & 0x8000) |
+        (f == 0 ? 0 : (exponent << 10) | ((bits >> 13) & 0x3FF)));
   }
   std::memcpy(p, &h, 2);
 }
@@ -154,7 +152,8 @@ size_t bytesOf(slinrt_dtype dtype) { return dtype == SLINRT_F32 ? 4 : 2; }
 /// operands).
 struct Aligned {
   explicit Aligned(size_t bytes)
-      : data(static_cast<char *>(std::aligned_alloc(64, (bytes + 63) & ~63ul))) {
+      : data(
+            static_cast<char *>(std::aligned_alloc(64, (bytes + 63) & ~63ul))) {
     std::memset(data.get(), 0, (bytes + 63) & ~63ul);
   }
   char *get() const { return data.get(); }
@@ -254,10 +253,10 @@ struct ScaledCase {
   int32_t run(void (*entry)(void **), slinrt_context *ctx) {
     size_t parts = rows.size();
     slinrt_memref2d dx = {x.get(), x.get(), 0, {M, K}, {K, 1}};
-    slinrt_memref1d dsx = {sx.data(), sx.data(), 0,
-                           {static_cast<int64_t>(sx.size())}, {1}};
-    slinrt_memref1d dsw = {sw.data(), sw.data(), 0,
-                           {static_cast<int64_t>(sw.size())}, {1}};
+    slinrt_memref1d dsx = {
+        sx.data(), sx.data(), 0, {static_cast<int64_t>(sx.size())}, {1}};
+    slinrt_memref1d dsw = {
+        sw.data(), sw.data(), 0, {static_cast<int64_t>(sw.size())}, {1}};
     slinrt_memref2d dy = {y.get(), y.get(), 0, {M, N}, {N, 1}};
     std::vector<slinrt_memref2d> dw(parts);
     std::vector<slinrt_memref1d> db(parts);
@@ -331,8 +330,7 @@ TEST(ScaledKernelTest, OnePartTensorwiseMatchesEmulation) {
   ASSERT_NE(ctx, nullptr);
   ScaledCase data(7, spec, {48}, /*reversed=*/false);
   EXPECT_EQ(data.run(kernel->entry, ctx), kView);
-  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK)
-      << slinrt_context_error(ctx);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(slinrt_context_counters(ctx).scaled_gemms, 1);
   data.check("one part");
   slinrt_context_destroy(ctx);
@@ -340,11 +338,16 @@ TEST(ScaledKernelTest, OnePartTensorwiseMatchesEmulation) {
 
 /// Three parts with their own scales and biases, outer_vector, on every
 /// path: a view of adjacent parts, a copy of parts that are not adjacent,
-/// and one scaled GEMM per part; bf16 and f16 outputs.
+/// and one scaled GEMM per part; e4m3fn x e4m3fn into bf16 and e5m2 x
+/// e4m3fn into f16.
 TEST(ScaledKernelTest, ThreePartsMatchEmulationOnEveryPath) {
-  for (slinrt_dtype out : {SLINRT_BF16, SLINRT_F16}) {
+  struct {
+    slinrt_dtype out, input;
+  } types[] = {{SLINRT_BF16, SLINRT_F8E4M3FN}, {SLINRT_F16, SLINRT_F8E5M2}};
+  for (auto [out, input] : types) {
     KernelSpec spec = scaledSpec(3, out, SLINRT_F8E4M3FN,
                                  SLINRT_SCALING_OUTER_VECTOR, /*hasBias=*/true);
+    spec.inputDtype = input;
     std::string error;
     FailureOr<CompiledKernel> kernel = compileKernel(spec, error);
     ASSERT_TRUE(succeeded(kernel)) << error;
@@ -370,6 +373,22 @@ TEST(ScaledKernelTest, ThreePartsMatchEmulationOnEveryPath) {
       data.check(c.what);
       slinrt_context_destroy(ctx);
     }
+  }
+}
+
+/// The CUDA kernel compiles and binds every runtime symbol it calls (the
+/// cuda entry points' names come from the same list as the cpu ones; this
+/// runs without a GPU, so it does not call the kernel).
+TEST(ScaledKernelTest, CompilesForTheCudaTarget) {
+  for (int64_t parts : {1, 3}) {
+    KernelSpec spec =
+        scaledSpec(parts, SLINRT_BF16, SLINRT_F8E4M3FN,
+                   SLINRT_SCALING_OUTER_VECTOR, /*hasBias=*/parts > 1);
+    spec.target = slin::RuntimeTarget::cuda;
+    std::string error;
+    FailureOr<CompiledKernel> kernel = compileKernel(spec, error);
+    ASSERT_TRUE(succeeded(kernel)) << error;
+    EXPECT_NE(kernel->entry, nullptr);
   }
 }
 

@@ -186,8 +186,8 @@ TEST(Fp8Quantize, OptionalOutputsMayBeNull) {
   std::mt19937_64 rng(1902);
   ContextHolder ctx(slinrt_context_create_cpu());
   TestMatrix x = randomInput(rng, SLINRT_BF16, 9, 16, 2.0);
-  QuantRef want = referenceQuantize(SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x,
-                                    nullptr);
+  QuantRef want =
+      referenceQuantize(SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x, nullptr);
   std::vector<float> scaleInv(9);
   Bytes outT(9 * 16);
   slinrt_quantize_fp8(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
@@ -245,7 +245,8 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
     for (slinrt_dtype dst : kFp8Types) {
       SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst));
       // The second part is 1e4 smaller than the first.
-      PartsFixture f = makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
+      PartsFixture f =
+          makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
       int64_t P = int64_t(f.parts.size()), R = f.totalRows;
       std::vector<float> amax(P, -1);
       slinrt_amax_parts(ctx, src, P, f.refs.data(), amax.data());
@@ -262,8 +263,7 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
       int64_t row0 = 0;
       for (int64_t i = 0; i < P; ++i) {
         const TestMatrix &x = f.parts[i];
-        QuantRef want =
-            referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
+        QuantRef want = referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
         EXPECT_TRUE(sameBits(amax[i], want.amax[0])) << "part " << i;
         EXPECT_TRUE(sameBits(scaleInv[i], want.scaleInv[0])) << "part " << i;
         double worst = 0;
@@ -271,8 +271,8 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
           EXPECT_TRUE(sameBits(rowScaleInv[row0 + r], want.scaleInv[0]));
           for (int64_t k = 0; k < K; ++k) {
             uint8_t q = out[(row0 + r) * K + k];
-            ASSERT_EQ(q, want.out[r * K + k]) << "part " << i << " (" << r
-                                              << ", " << k << ")";
+            ASSERT_EQ(q, want.out[r * K + k])
+                << "part " << i << " (" << r << ", " << k << ")";
             ASSERT_EQ(outT[k * R + row0 + r], q);
             // Dequantized error relative to the part's own amax.
             double back = double(scaleInv[i]) * decodeFp8Ref(dst, q);
@@ -303,10 +303,10 @@ TEST(Fp8CastParts, ASharedScaleWouldLoseTheSmallPart) {
     for (int c = 0; c < 16; ++c) {
       float v = toF32(small.get(r, c));
       auto err = [&](float scale) {
-        return std::fabs(decodeFp8Ref(SLINRT_F8E4M3FN,
-                                      refQuant(SLINRT_F8E4M3FN, v, scale)) /
-                             scale -
-                         v);
+        return std::fabs(
+            decodeFp8Ref(SLINRT_F8E4M3FN, refQuant(SLINRT_F8E4M3FN, v, scale)) /
+                scale -
+            v);
       };
       sharedErr = std::max(sharedErr, err(shared));
       ownErr = std::max(ownErr, err(own));
@@ -329,8 +329,8 @@ TEST(Fp8CastParts, EmptyPartsAndNoOptionalOutputs) {
                         out.data(), nullptr, scaleInv, nullptr);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(scaleInv[0], 1.0f);
-  QuantRef want =
-      referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR, f.parts[1], nullptr);
+  QuantRef want = referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR,
+                                    f.parts[1], nullptr);
   EXPECT_TRUE(sameBytes(out, want.out));
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 2);
 }
@@ -394,8 +394,8 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1, parts, amax,
                         nullptr, nullptr, nullptr, nullptr);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "out is NULL");
-  slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax,
-                        out.data(), nullptr, nullptr, nullptr);
+  slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax, out.data(),
+                        nullptr, nullptr, nullptr);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "dst dtype f32");
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 0);
 }
@@ -432,16 +432,16 @@ TEST(Fp8ScaledGemm, MatchesFloat64Emulation) {
                        dtypeName(types.first) + "x" + dtypeName(types.second) +
                        (scaling ? " outer" : " tensor") +
                        (withBias ? " bias" : ""));
-          ScaledGemmCase c(rng, 19, 32, 48, types.first, types.second,
-                           outType, scaling, withBias);
+          ScaledGemmCase c(rng, 19, 32, 48, types.first, types.second, outType,
+                           scaling, withBias);
           c.run(cpuScaledGemm(outType), ctx);
           ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
               << slinrt_context_error(ctx);
           for (int64_t m = 0; m < c.M; ++m)
             for (int64_t n = 0; n < c.N; ++n) {
               auto [exact, magnitude] = c.exact(m, n);
-              ASSERT_TRUE(withinCpuBound(c.d.get(m, n), exact, magnitude,
-                                         outType, c.K))
+              ASSERT_TRUE(
+                  withinCpuBound(c.d.get(m, n), exact, magnitude, outType, c.K))
                   << "(" << m << ", " << n << ")";
             }
           EXPECT_EQ(c.d.changedOutsideView(3.0), 0);
@@ -485,8 +485,8 @@ TEST(Fp8ScaledGemm, RunsThroughTheCpuGemmHook) {
   for (int64_t m = 0; m < c.M; ++m)
     for (int64_t n = 0; n < c.N; ++n) {
       auto [exact, magnitude] = c.exact(m, n);
-      ASSERT_TRUE(withinCpuBound(c.d.get(m, n), exact, magnitude, SLINRT_BF16,
-                                 c.K));
+      ASSERT_TRUE(
+          withinCpuBound(c.d.get(m, n), exact, magnitude, SLINRT_BF16, c.K));
     }
 }
 
@@ -504,8 +504,8 @@ TEST(Fp8ScaledGemm, EmptyDimensions) {
   c.run(cpuScaledGemm(SLINRT_F32), ctx);
   EXPECT_EQ(c.d.get(1, 5), 0.0);
   // M = 0 writes nothing.
-  ScaledGemmCase e(rng, 0, 16, 32, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
-                   SLINRT_F16, SLINRT_SCALING_OUTER_VECTOR, true);
+  ScaledGemmCase e(rng, 0, 16, 32, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN, SLINRT_F16,
+                   SLINRT_SCALING_OUTER_VECTOR, true);
   e.run(cpuScaledGemm(SLINRT_F16), ctx);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
 }
@@ -532,8 +532,8 @@ TEST(Fp8ScaledGemm, BadInputsNameTheOperand) {
   }
   {
     ScaledGemmCase c = fresh();
-    fn(ctx, &c.aRef, nullptr, c.d.ref(), &c.sARef, &c.sBRef, nullptr,
-       c.aType, c.bType, c.scaling, 0);
+    fn(ctx, &c.aRef, nullptr, c.d.ref(), &c.sARef, &c.sBRef, nullptr, c.aType,
+       c.bType, c.scaling, 0);
     expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "operand B is a NULL");
   }
   {

@@ -136,18 +136,18 @@ inline TestMatrix randomInput(std::mt19937_64 &rng, slinrt_dtype src,
 
 /// Exact comparison of float vectors (bits).
 inline ::testing::AssertionResult sameFloats(const std::vector<float> &got,
-                                      const std::vector<float> &want) {
+                                             const std::vector<float> &want) {
   if (got.size() != want.size())
     return ::testing::AssertionFailure() << "sizes differ";
   for (size_t i = 0; i < got.size(); ++i)
     if (!sameBits(got[i], want[i]))
-      return ::testing::AssertionFailure()
-             << "[" << i << "]: " << std::hexfloat << got[i] << " vs "
-             << want[i];
+      return ::testing::AssertionFailure() << "[" << i << "]: " << std::hexfloat
+                                           << got[i] << " vs " << want[i];
   return ::testing::AssertionSuccess();
 }
 
-inline ::testing::AssertionResult sameBytes(const Bytes &got, const Bytes &want) {
+inline ::testing::AssertionResult sameBytes(const Bytes &got,
+                                            const Bytes &want) {
   if (got.size() != want.size())
     return ::testing::AssertionFailure() << "sizes differ";
   for (size_t i = 0; i < got.size(); ++i)
@@ -220,11 +220,13 @@ struct ScaledGemmCase {
   ScaledGemmCase(std::mt19937_64 &rng, int64_t M, int64_t N, int64_t K,
                  slinrt_dtype aType, slinrt_dtype bType, slinrt_dtype outType,
                  slinrt_scaling scaling, bool withBias)
-      : M(M), N(N), K(K), lda(K + 16), ldb(K + 32), aType(aType),
-        bType(bType), outType(outType), scaling(scaling), withBias(withBias),
+      : M(M), N(N), K(K), lda(K + 16), ldb(K + 32), aType(aType), bType(bType),
+        outType(outType), scaling(scaling), withBias(withBias),
         d(TestMatrix::rowMajor(outType, M, N, 16)), bias(outType, N) {
-    a = randomFp8(rng, aType, size_t(M * lda), aType == SLINRT_F8E5M2 ? 2000 : 400);
-    b = randomFp8(rng, bType, size_t(N * ldb), bType == SLINRT_F8E5M2 ? 2000 : 400);
+    a = randomFp8(rng, aType, size_t(M * lda),
+                  aType == SLINRT_F8E5M2 ? 2000 : 400);
+    b = randomFp8(rng, bType, size_t(N * ldb),
+                  bType == SLINRT_F8E5M2 ? 2000 : 400);
     std::uniform_real_distribution<double> sd(1e-4, 1e-2);
     bool outer = scaling == SLINRT_SCALING_OUTER_VECTOR;
     scaleA.resize(outer ? M : 1);

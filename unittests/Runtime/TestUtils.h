@@ -27,8 +27,8 @@
 namespace slinrt_test {
 
 inline int64_t elementSize(slinrt_dtype dtype) {
-  return dtype == SLINRT_F64   ? 8
-         : dtype == SLINRT_F32 ? 4
+  return dtype == SLINRT_F64                                    ? 8
+         : dtype == SLINRT_F32                                  ? 4
          : (dtype == SLINRT_F8E4M3FN || dtype == SLINRT_F8E5M2) ? 1
                                                                 : 2;
 }

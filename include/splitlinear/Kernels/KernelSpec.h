@@ -2,9 +2,9 @@
 //
 // The C++ description of one kernel: its kind, element types, weight and
 // bias parts, target and view alignment (and, for the FP8 forward, the
-// input's FP8 type, the scaling and fast accumulation). lib/Kernels builds IR from it and
-// lib/JIT compiles it; the C API converts its `SlinKernelSpec` into this
-// once (lib/CAPI), so the inner libraries do not depend on the outer face.
+// input's FP8 type, the scaling and fast accumulation). lib/Kernels builds IR
+// from it and lib/JIT compiles it; the C API converts its `SlinKernelSpec` into
+// this once (lib/CAPI), so the inner libraries do not depend on the outer face.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +30,9 @@ enum class KernelKind {
   /// dw[N, K] = dyᵀ · x and, with a bias gradient, db[N] = Σ_m dy[m, :].
   Wgrad,
   /// The FP8 forward (one slin.scaled_linear, strategy auto):
-  /// y[m, j] = sx · ŝ[j] · Σ_k x8[m, k] · concat(w8_i)[j, k] (+ concat(b_i)[j]),
-  /// one GEMM over FP8 weight parts with their own scales. Arguments, after
+  /// y[m, j] = sx · ŝ[j] · Σ_k x8[m, k] · w8[j, k] (+ b[j]) with
+  /// w8 = concat(w8_i) and b = concat(b_i): one GEMM over FP8 weight parts
+  /// with their own scales. Arguments, after
   /// the context (all fully dynamic strided memrefs):
   ///   x8 [M, K] (inputDtype), input_scale [M or 1] f32,
   ///   w8_0 .. w8_{n-1} [N_i, K] (weightPartDtypes), weight_scale [N or 1]

@@ -340,6 +340,9 @@ SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
 //     computes exactly: A and B are decoded (exact in fp32), multiplied by
 //     the context's fp32 GEMM, then D = round_T(sA · sB · acc + bias).
 //     M = 0 or N = 0 writes nothing; K = 0 writes the bias (or zeros).
+//     A bias whose first element is not 16-byte aligned is added unfused
+//     on CUDA (broadcast into D, then beta = 1; counted in
+//     epilogue_fallbacks), which rounds the product to a 16-bit D first.
 //     Hopper's FP8 tensor cores keep about 14 bits of their partial sums,
 //     so a CUDA fp32 output may differ from the CPU's exact one by ~2^-13
 //     of Σ|a·b| (bf16 outputs: within an ulp; torch._scaled_mm rowwise on

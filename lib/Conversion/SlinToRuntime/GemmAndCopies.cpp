@@ -158,8 +158,8 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
           dtypeSuffix(cast<MemRefType>(part.getType()).getElementType());
       StringRef name = copyCallee(target, rank, srcType, dstType);
       if (name.empty())
-        return rewriter.notifyMatchFailure(
-            op, "no runtime copy from " + srcType + " to " + dstType);
+        return rewriter.notifyMatchFailure(op, "no runtime copy from " +
+                                                   srcType + " to " + dstType);
       if (failed(callRuntime(rewriter, op, name, {*context, *src, *dst})))
         return rewriter.notifyMatchFailure(
             op, "symbol '" + name + "' exists with another type");

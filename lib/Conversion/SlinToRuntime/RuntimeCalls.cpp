@@ -83,8 +83,7 @@ StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
 }
 
 /// `slinrt_<target>_scaled_gemm_<out>`.
-StringRef slin::detail::scaledGemmCallee(RuntimeTarget target,
-                                         StringRef out) {
+StringRef slin::detail::scaledGemmCallee(RuntimeTarget target, StringRef out) {
 #define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
   if (out == #T)                                                               \
     return target == RuntimeTarget::cuda ? "slinrt_cuda_scaled_gemm_" #T       \

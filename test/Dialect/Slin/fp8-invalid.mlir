@@ -76,7 +76,7 @@ func.func @scaled_linear_k_not_16(%x: memref<4x24xf8E4M3FN>, %sx: memref<4xf32>,
 // -----
 
 func.func @scaled_linear_n_not_16(%x: memref<4x32xf8E4M3FN>, %sx: memref<4xf32>, %a: memref<16x32xf8E4M3FN>, %b: memref<8x32xf8E4M3FN>, %sw: memref<24xf32>, %y: memref<4x24xbf16>) {
-  // expected-error @+1 {{'slin.scaled_linear' op N_1 (the rows of weight part #1) is 8, expected a multiple of 16 (FP8 GEMM)}}
+  // expected-error @+1 {{'slin.scaled_linear' op N_1 (the rows of part #1) is 8, expected a multiple of 16 (FP8 GEMM)}}
   slin.scaled_linear ins(%x : memref<4x32xf8E4M3FN>) scale(%sx : memref<4xf32>) weights(%a, %b : memref<16x32xf8E4M3FN>, memref<8x32xf8E4M3FN>) weight_scale(%sw : memref<24xf32>) outs(%y : memref<4x24xbf16>) {scaling = #slin.scaling<outer_vector>}
   return
 }

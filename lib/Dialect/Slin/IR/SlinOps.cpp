@@ -311,19 +311,18 @@ LogicalResult verifyMultipleOf16(Operation *op, int64_t size,
 /// scaled GEMM: 1 for tensorwise, `rows` (the rows of `rowsOf`) for
 /// outer_vector.
 LogicalResult verifyScaleSize(Operation *op, Value scale, StringRef name,
-                              Scaling scaling, int64_t rows,
-                              StringRef rowsOf) {
+                              Scaling scaling, int64_t rows, StringRef rowsOf) {
   int64_t size = memrefOf(scale).getDimSize(0);
   if (scaling == Scaling::tensorwise) {
     if (sizesDiffer(size, 1))
-      return op->emitOpError() << name << " has " << size
-                               << " elements, expected 1 (tensorwise)";
+      return op->emitOpError()
+             << name << " has " << size << " elements, expected 1 (tensorwise)";
     return success();
   }
   if (sizesDiffer(size, rows))
-    return op->emitOpError() << name << " has " << size
-                             << " elements, expected " << rows << " ("
-                             << rowsOf << ", outer_vector)";
+    return op->emitOpError()
+           << name << " has " << size << " elements, expected " << rows << " ("
+           << rowsOf << ", outer_vector)";
   return success();
 }
 } // namespace
@@ -357,8 +356,8 @@ LogicalResult ScaledLinearOp::verify() {
     return failure();
   for (auto [i, w] : llvm::enumerate(getWeights()))
     if (failed(verifyMultipleOf16(*this, memrefOf(w).getDimSize(0),
-                                  "N_" + Twine(i) + " (the rows of weight "
-                                  "part #" + Twine(i) + ")")))
+                                  "N_" + Twine(i) + " (the rows of part #" +
+                                      Twine(i) + ")")))
       return failure();
   if (!getBiases().empty() && getBiases().size() != getWeights().size())
     return emitOpError() << "expects " << getWeights().size()
@@ -377,8 +376,7 @@ LogicalResult ScaledLinearOp::verify() {
     if (sizesDiffer(biasType.getDimSize(0), rows))
       return emitOpError() << "bias part #" << i << " has "
                            << biasType.getDimSize(0) << " elements, expected "
-                           << rows << " (the rows of weight part #" << i
-                           << ")";
+                           << rows << " (the rows of weight part #" << i << ")";
   }
   if (sizesDiffer(outputType.getDimSize(0), inputType.getDimSize(0)))
     return emitOpError() << "output has " << outputType.getDimSize(0)

@@ -2,10 +2,10 @@
 //
 // Implements the `slin-elide-concat` pass: every slin.linear /
 // slin.linear_dgrad / slin.scaled_linear with several weight parts gets one
-// combined weight (FP8 parts: one FP8 buffer, copied as is) (and,
-// independently, one combined bias): a zero-copy view where adjacency is
-// proven, a materializing concat where it is disproven, and a run-time
-// checked view with a concat fallback otherwise. Ops with the `auto`
+// combined weight (and, independently, one combined bias; the FP8 parts of
+// slin.scaled_linear become one FP8 buffer): a zero-copy view where
+// adjacency is proven, a materializing concat where it is disproven, and a
+// run-time checked view with a concat fallback otherwise. Ops with the `auto`
 // strategy whose weights are not proven adjacent choose at run time
 // (`slin.prefer_per_part`) between that copy and one GEMM per part.
 //
@@ -198,11 +198,11 @@ Value buildIf(OpBuilder &b, Location loc, Value cond, bool withPath,
 }
 
 /// The run-time choice of the `auto` strategy for a slin.linear /
-/// slin.linear_dgrad whose weights are not proven adjacent, built at the
-/// rewriter's insertion point:
+/// slin.linear_dgrad / slin.scaled_linear whose weights are not proven
+/// adjacent, built at the rewriter's insertion point:
 ///
-///   if (is_adjacent(weights))            fused(view of the weights)  [unknown only]
-///   else if (prefer_per_part(rows, ws))  perPart()                   [parts kept]
+///   if (is_adjacent(weights))            fused(view)     [unknown only]
+///   else if (prefer_per_part(rows, ws))  perPart()       [parts kept]
 ///   else                                 fused(copy); dealloc copy
 ///
 /// Returns the path taken (null unless `withPath`). Fails, building nothing,
@@ -321,12 +321,12 @@ void buildLike(OpBuilder &b, Location loc, ScaledLinearOp op,
                          op.getScaling(), op.getFastAccum(), strategy);
 }
 
-/// Replaces the weight parts of a slin.linear or slin.linear_dgrad (`OpTy`)
-/// by one buffer (strategy `fused`; fprop's bias parts are combined the same
-/// way, independently), or with strategy `auto` chooses at run time between
-/// that and keeping the parts for one GEMM per part (dgrad: accumulating
-/// into dx). Dgrad reads the same weights as fprop, so both get the same
-/// combined weight.
+/// Replaces the weight parts of a slin.linear, slin.linear_dgrad or
+/// slin.scaled_linear (`OpTy`) by one buffer (strategy `fused`; fprop's bias
+/// parts are combined the same way, independently), or with strategy `auto`
+/// chooses at run time between that and keeping the parts for one GEMM per part
+/// (dgrad: accumulating into dx). Dgrad reads the same weights as fprop, so
+/// both get the same combined weight.
 template <typename OpTy> struct ElideSplitConcat : OpRewritePattern<OpTy> {
   ElideSplitConcat(MLIRContext *ctx, int64_t alignment, ElideStats stats)
       : OpRewritePattern<OpTy>(ctx), alignment(alignment), stats(stats) {}
@@ -353,8 +353,8 @@ template <typename OpTy> struct ElideSplitConcat : OpRewritePattern<OpTy> {
     auto fused = [&](Location l, Value weight) {
       Combined bias{biases.empty() ? Value() : biases.front()};
       if (biases.size() > 1)
-        bias = combineParts(rewriter, op, "bias", biases, biasType,
-                            alignment, stats);
+        bias = combineParts(rewriter, op, "bias", biases, biasType, alignment,
+                            stats);
       buildLike(rewriter, l, op, ValueRange{weight},
                 bias.buffer ? ValueRange{bias.buffer} : ValueRange{},
                 Strategy::fused);

@@ -65,11 +65,9 @@ void freeAll(OpBuilder &b, Location loc, ArrayRef<Value> owned) {
 /// calls. (A
 /// statically empty part has no columns, and its block would start past the
 /// end of `matrix`, out of bounds for memref.subview.)
-unsigned forEachColumnBlock(OpBuilder &b, Location loc, Value matrix,
-                            ValueRange parts,
-                            function_ref<void(unsigned, Value, Value,
-                                              OpFoldResult)>
-                                fn) {
+unsigned forEachColumnBlock(
+    OpBuilder &b, Location loc, Value matrix, ValueRange parts,
+    function_ref<void(unsigned, Value, Value, OpFoldResult)> fn) {
   Value rows = memref::DimOp::create(b, loc, matrix, 0);
   OpFoldResult offset = b.getIndexAttr(0);
   OpFoldResult one = b.getIndexAttr(1);
@@ -273,8 +271,7 @@ template <typename OpTy> struct ExpandSplitLinear : OpRewritePattern<OpTy> {
 
 void addPatterns(RewritePatternSet &patterns, ExpandStats stats) {
   patterns.add<ExpandSplitLinear<LinearOp>, ExpandSplitLinear<LinearDgradOp>,
-               ExpandSplitLinear<ScaledLinearOp>>(patterns.getContext(),
-                                                  stats);
+               ExpandSplitLinear<ScaledLinearOp>>(patterns.getContext(), stats);
 }
 
 /// Emits an error on every op with several weight parts and strategy

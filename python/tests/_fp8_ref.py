@@ -1,0 +1,205 @@
+"""An independent emulation of the FP8 ops, for the tests: quantization in float32, GEMMs in float64.
+
+Written from the conventions (``Runtime.h``, "FP8 quantization";
+``lib/Torch/Fp8Autograd.cpp`` for the backward), not from the C++ code:
+``scale = fp8_max / amax`` (1 for amax 0), ``x8 = clamp(v * scale).to(fp8)``
+(torch's cast rounds to nearest even; the clamp saturates), ``scale_inv =
+1 / scale``, every step a float32 operation. Decoding FP8 is exact, so the
+GEMMs here are exact in float64 up to their last rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+E4M3 = torch.float8_e4m3fn
+E5M2 = torch.float8_e5m2
+FP8_MAX = {E4M3: 448.0, E5M2: 57344.0}
+#: Explicit mantissa bits and smallest normal exponent of the output dtypes.
+_FORMAT = {torch.bfloat16: (7, -126), torch.float16: (10, -14), torch.float32: (23, -126)}
+
+
+class Quantized(NamedTuple):
+    data: Tensor  # [M, K] FP8
+    data_t: Tensor  # [K, M] FP8
+    scale_inv: Tensor  # float32 [1] / [M] / [K]
+
+
+def _scale(amax: Tensor, dtype: torch.dtype) -> Tensor:
+    fp8_max = torch.tensor(FP8_MAX[dtype], dtype=torch.float32)
+    return torch.where(amax == 0, torch.ones_like(amax), fp8_max / amax)
+
+
+def _cast(v: Tensor, scale: Tensor, dtype: torch.dtype) -> Tensor:
+    m = FP8_MAX[dtype]
+    return (v * scale).clamp(-m, m).to(dtype)
+
+
+def quantize(x: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None) -> Quantized:
+    """``fp8_quantize`` of ``x`` [..., K] (flattened to [M, K])."""
+    v = x.detach().reshape(-1, x.shape[-1]).cpu().float()
+    if col_scale is not None:
+        v = v * col_scale.cpu()
+    a = v.abs()
+    if axis == "tensor":
+        amax = a.amax().reshape(1) if a.numel() else torch.zeros(1)
+        scale = _scale(amax, dtype)
+        q = _cast(v, scale, dtype)
+    elif axis == "rows":
+        scale = _scale(a.amax(1) if a.shape[1] else torch.zeros(a.shape[0]), dtype)
+        q = _cast(v, scale[:, None], dtype)
+    else:
+        scale = _scale(a.amax(0) if a.shape[0] else torch.zeros(a.shape[1]), dtype)
+        q = _cast(v, scale[None, :], dtype)
+    return Quantized(q, q.t().contiguous(), 1.0 / scale)
+
+
+class Parts(NamedTuple):
+    data: Tensor  # [N, K]
+    data_t: Tensor  # [K, N]
+    scale_inv: Tensor  # [P]
+    row_scale_inv: Tensor  # [N]
+
+
+def cast_parts(parts: list[Tensor], dtype: torch.dtype) -> Parts:
+    """``fp8_cast_parts``: each part with its own tensorwise scale."""
+    qs = [quantize(p, dtype, "tensor") for p in parts]
+    data = torch.cat([q.data for q in qs])
+    scale_inv = torch.cat([q.scale_inv for q in qs])
+    rows = torch.tensor([p.shape[0] for p in parts])
+    return Parts(data, data.t().contiguous(), scale_inv, scale_inv.repeat_interleave(rows))
+
+
+def shared_scale_parts(parts: list[Tensor], dtype: torch.dtype) -> Parts:
+    """What one scale for the concatenated weight gives (TransformerEngine's choice)."""
+    q = quantize(torch.cat([p.detach().cpu() for p in parts]), dtype, "tensor")
+    n = q.data.shape[0]
+    return Parts(q.data, q.data_t, q.scale_inv.expand(len(parts)).clone(), q.scale_inv.expand(n).clone())
+
+
+class Gemm(NamedTuple):
+    exact: Tensor  # float64 [M, N]: the scaled GEMM of the FP8 operands, exactly
+    bound: Tensor  # float64 [M, N]: a bound on an fp32-accumulating GEMM's rounding before the last one
+
+
+def scaled_gemm(a8: Tensor, sa: Tensor, b8: Tensor, sb: Tensor, bias: Tensor | None = None,
+                acc_eps: float = 2.0**-24) -> Gemm:
+    """``sa * sb * (a8 · b8ᵀ) + bias`` for ``a8`` [M, K], ``b8`` [N, K] in float64.
+
+    ``bound``: what an implementation that accumulates in float32 (unit
+    roundoff ``acc_eps``) and then applies the scales and the bias may add
+    before it rounds to the output dtype, ``(K + 3) * acc_eps * Σ|terms|``
+    (the classic dot-product bound, plus the scale product and bias adds).
+    """
+    a = a8.cpu().double()
+    b = b8.cpu().double()
+    s = sa.cpu().double().reshape(-1, 1) * sb.cpu().double().reshape(1, -1)
+    exact = s * (a @ b.t())
+    mag = s * (a.abs() @ b.abs().t())
+    if bias is not None:
+        exact = exact + bias.cpu().double()
+        mag = mag + bias.cpu().double().abs()
+    return Gemm(exact, (a.shape[1] + 3) * acc_eps * mag)
+
+
+def ulp(x: Tensor, dtype: torch.dtype) -> Tensor:
+    """The spacing of ``dtype``'s numbers at |x| (float64 in and out; subnormal spacing near 0)."""
+    mantissa, min_exp = _FORMAT[dtype]
+    _, e = torch.frexp(x.abs().double())
+    exp = torch.clamp(e - 1, min=min_exp)
+    return torch.ldexp(torch.ones_like(x, dtype=torch.float64), exp - mantissa)
+
+
+def assert_within_ulp(actual: Tensor, gemm: Gemm, dtype: torch.dtype, ulps: float = 1.0, what: str = "") -> None:
+    """``|actual - exact| <= ulps * ulp(exact) + 2 * bound`` elementwise (see :func:`scaled_gemm`)."""
+    assert actual.dtype == dtype, f"{what}: dtype {actual.dtype}, expected {dtype}"
+    a = actual.detach().cpu().double().reshape(gemm.exact.shape)
+    err = (a - gemm.exact).abs()
+    tol = ulps * ulp(gemm.exact, dtype) + 2 * gemm.bound
+    bad = err > tol
+    if bad.any():
+        i = int(bad.flatten().nonzero()[0])
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {bad.numel()} elements beyond {ulps} ulp of {dtype}; first at flat "
+            f"index {i}: got {a.flatten()[i].item()!r}, exact {gemm.exact.flatten()[i].item()!r}, "
+            f"tolerance {tol.flatten()[i].item()!r}"
+        )
+
+
+def assert_same_fp8(actual: Tensor, expected: Tensor, what: str = "") -> None:
+    """Bit-for-bit equality of FP8 tensors (bytes), shapes included."""
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype}, expected {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+    a = actual.cpu().contiguous().view(torch.uint8)
+    e = expected.cpu().contiguous().view(torch.uint8)
+    diff = (a != e)
+    assert not diff.any(), f"{what}: {int(diff.sum())} of {diff.numel()} bytes differ"
+
+
+def rel_err(actual: Tensor, exact: Tensor) -> float:
+    """Frobenius-norm relative error against a float64 reference."""
+    a = actual.detach().cpu().double()
+    e = exact.detach().cpu().double()
+    return float((a - e).norm() / e.norm())
+
+
+class LinearRef(NamedTuple):
+    """The emulation of ``fp8_linear``'s forward and backward."""
+
+    y: Gemm
+    dx: Gemm | None
+    dw: Gemm | None  # [N, K]: the weight gradients of all parts, stacked
+    db: Tensor | None  # float64 [N]
+
+
+def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recipe: str,
+               dy: Tensor | None = None) -> LinearRef:
+    """The forward of ``fp8_linear`` and, with ``dy``, its backward as ``Fp8Autograd.cpp`` describes it.
+
+    Forward: x -> e4m3 (tensor, or rows), parts -> e4m3 with their own scales,
+    ``sx * ŝ * (x8 · W8ᵀ) + cat(bias)``. dgrad: ``dy * ŝ`` (column scale)
+    quantized to e5m2 (tensor, or rows), times ``W8`` (``W8ᵀ``'s rows), unit
+    weight scale. wgrad: ``dyᵀ`` and ``xᵀ`` quantized, e5m2 × e4m3 (tensorwise:
+    x's forward scale; rowwise: per column of x and of dy), or ``dyᵀ · x`` in
+    high precision (``rowwise_with_gw_hp``: exact here, rounded by the op).
+    """
+    rowwise = recipe != "tensorwise"
+    xq = quantize(x, E4M3, "rows" if rowwise else "tensor")
+    wq = cast_parts(weight, E4M3)
+    sw = wq.scale_inv if len(weight) == 1 else wq.row_scale_inv
+    b = None if bias is None else torch.cat([t.detach().cpu() for t in bias])
+    y = scaled_gemm(xq.data, xq.scale_inv, wq.data, sw, b)
+    if dy is None:
+        return LinearRef(y, None, None, None)
+    g = dy.detach().reshape(-1, dy.shape[-1])
+    dq = quantize(g, E5M2, "rows" if rowwise else "tensor", col_scale=wq.row_scale_inv)
+    dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, torch.ones(1))
+    if recipe == "rowwise_with_gw_hp":
+        xd = x.detach().reshape(-1, x.shape[-1]).cpu().double()
+        gd = g.cpu().double()
+        exact = gd.t() @ xd
+        dw = Gemm(exact, (xd.shape[0] + 3) * 2.0**-24 * (gd.abs().t() @ xd.abs()))
+    else:
+        gq = quantize(g, E5M2, "cols" if rowwise else "tensor")
+        if rowwise:
+            xc = quantize(x, E4M3, "cols")
+            dw = scaled_gemm(gq.data_t, gq.scale_inv, xc.data_t, xc.scale_inv)
+        else:
+            dw = scaled_gemm(gq.data_t, gq.scale_inv, xq.data_t, xq.scale_inv)
+    db = g.cpu().double().sum(0) if bias is not None else None
+    return LinearRef(y, dx, dw, db)
+
+
+def fresh(*shape: int, scale: float = 1.0, dtype: torch.dtype = torch.float32, device: str = "cpu",
+          generator: torch.Generator | None = None) -> Tensor:
+    """Random normal data (never zeros) times ``scale``, in ``dtype``."""
+    t = torch.randn(*shape, dtype=torch.float64, generator=generator) * scale
+    return t.to(dtype=dtype, device=device)
+
+
+def rows_of(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[:-1])

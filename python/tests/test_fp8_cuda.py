@@ -1,0 +1,128 @@
+"""The FP8 ops on CUDA (sm89+; skipped elsewhere): against ``torch._scaled_mm``, the CPU op and the emulation.
+
+On sm90 ``torch._scaled_mm`` with a ``(M, 1)`` and a ``(1, N)`` scale
+("rowwise") runs the same cuBLASLt outer-vector kernel, so it is a ready
+reference: one call over the concatenated weight, or one per part. The
+CPU op computes the same bytes for the quantization, so those must be equal.
+"""
+
+from __future__ import annotations
+
+import _fp8_ref as ref
+import pytest
+import torch
+from _fp8_ref import E4M3, E5M2, assert_same_fp8, assert_within_ulp
+
+from splitlinear._dtypes import FP8_RECIPES
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 9),
+    reason="FP8 GEMMs need a CUDA GPU of compute capability 8.9 or more",
+)
+
+ROWS = (256, 64, 64)
+K = 256
+
+
+def _bf16_ulps(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """|a - b| in bf16 ulps of the larger magnitude (both bf16)."""
+    a64, b64 = a.double(), b.double()
+    return (a64 - b64).abs() / ref.ulp(torch.maximum(a64.abs(), b64.abs()), torch.bfloat16)
+
+
+def _problem(m: int, seed: int):
+    torch.manual_seed(seed)
+    x = ref.fresh(m, K, dtype=torch.bfloat16, device="cuda")
+    parts = [ref.fresh(n, K, scale=s, dtype=torch.bfloat16, device="cuda") for n, s in zip(ROWS, (0.02, 0.5, 3e-4))]
+    return x, parts
+
+
+@pytest.mark.parametrize("fast_accum", [False, True], ids=["exact-accum", "fast-accum"])
+@pytest.mark.parametrize("m", [16, 128, 272])
+def test_scaled_linear_matches_scaled_mm(op, m: int, fast_accum: bool) -> None:
+    x, parts = _problem(m, seed=m)
+    xq = op.fp8_quantize(x, E4M3, "rows")
+    wq = op.fp8_cast_parts(parts, E4M3)
+    y = op.scaled_linear(xq.data, xq.scale_inv, list(wq.data.split(ROWS)), wq.row_scale_inv,
+                         out_dtype=torch.bfloat16, fast_accum=fast_accum)
+    one = torch._scaled_mm(xq.data, wq.data.t(), scale_a=xq.scale_inv.view(-1, 1),
+                           scale_b=wq.row_scale_inv.view(1, -1), out_dtype=torch.bfloat16, use_fast_accum=fast_accum)
+    assert float(_bf16_ulps(y, one).max()) <= 1.0
+    per_part = torch.cat([
+        torch._scaled_mm(xq.data, w.t(), scale_a=xq.scale_inv.view(-1, 1), scale_b=s.view(1, -1),
+                         out_dtype=torch.bfloat16, use_fast_accum=fast_accum)
+        for w, s in zip(wq.data.split(ROWS), wq.row_scale_inv.split(ROWS))
+    ], 1)
+    assert float(_bf16_ulps(y, per_part).max()) <= 1.0
+
+
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+@pytest.mark.parametrize("axis", ["tensor", "rows", "cols"])
+def test_quantization_equals_cpu(op, dtype: torch.dtype, axis: str) -> None:
+    torch.manual_seed(1)
+    x = (torch.randn(300, 272) * torch.exp(2 * torch.randn(300, 272))).to(torch.bfloat16)
+    cs = torch.rand(272) + 0.25
+    for col_scale in (None, cs):
+        cpu = op.fp8_quantize(x, dtype, axis, col_scale=col_scale, write_transposed=True)
+        gpu = op.fp8_quantize(x.cuda(), dtype, axis, col_scale=None if col_scale is None else col_scale.cuda(),
+                              write_transposed=True)
+        assert torch.equal(gpu.scale_inv.cpu(), cpu.scale_inv)
+        assert_same_fp8(gpu.data, cpu.data, "data")
+        assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
+    parts = [x[:64], x[64:96] * 1e-3, x[96:]]
+    cpu = op.fp8_cast_parts(parts, dtype, write_transposed=True)
+    gpu = op.fp8_cast_parts([p.cuda() for p in parts], dtype, write_transposed=True)
+    for a, b in zip(gpu, cpu):
+        if a.dtype == torch.float32:
+            assert torch.equal(a.cpu(), b)
+        else:
+            assert_same_fp8(a, b)
+
+
+def _widened(g: ref.Gemm) -> ref.Gemm:
+    return ref.Gemm(g.exact, g.bound * 2**10)
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("m", [128, 200])
+def test_fp8_linear_forward_backward(op, recipe: str, m: int) -> None:
+    """Against the emulation. Hopper's FP8 tensor cores accumulate with about 14 mantissa bits between
+    promotions to float32 (all of K with fast accumulation), so the accumulation bound here is 2^10 times
+    the float32 one; a wrong scale or part would still be off by far more."""
+    x, parts = _problem(m, seed=3)
+    x.requires_grad_()
+    ws = [p.float().requires_grad_() for p in parts]
+    bs = [ref.fresh(n, dtype=torch.bfloat16, device="cuda").requires_grad_() for n in ROWS]
+    y = op.fp8_linear(x, ws, bs, recipe=recipe)
+    dy = ref.fresh(*y.shape, dtype=torch.bfloat16, device="cuda")
+    y.backward(dy)
+    want = ref.fp8_linear(x.cpu(), [w.cpu() for w in ws], [b.cpu() for b in bs], recipe, dy=dy.cpu())
+    assert_within_ulp(y, _widened(want.y), torch.bfloat16, what="forward")
+    assert_within_ulp(x.grad, _widened(want.dx), torch.bfloat16, what="dx")
+    offsets = [0, 256, 320, 384]
+    for i, w in enumerate(ws):
+        block = slice(offsets[i], offsets[i + 1])
+        dtype = torch.bfloat16 if recipe == "rowwise_with_gw_hp" else torch.float32
+        assert_within_ulp(w.grad.to(dtype), _widened(ref.Gemm(want.dw.exact[block], want.dw.bound[block])), dtype,
+                          what=f"dw[{i}]")
+
+
+def test_cuda_graph_capture_and_replay(op) -> None:
+    x, parts = _problem(128, seed=4)
+    static_x = x.clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up: kernels JIT-compiled outside the capture
+        for _ in range(2):
+            op.fp8_linear(static_x, parts, recipe="rowwise")
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_y = op.fp8_linear(static_x, parts, recipe="rowwise")
+    for seed in (5, 6):
+        torch.manual_seed(seed)
+        fresh = ref.fresh(128, K, dtype=torch.bfloat16, device="cuda")
+        static_x.copy_(fresh)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(static_y, op.fp8_linear(fresh, parts, recipe="rowwise"))

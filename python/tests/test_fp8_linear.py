@@ -1,0 +1,229 @@
+"""``fp8_linear`` on the CPU: forward and backward against the emulation, autograd, compile, autocast.
+
+The emulation (``_fp8_ref.fp8_linear``) follows the recipe that
+``lib/Torch/Fp8Autograd.cpp`` documents; outputs and gradients must be
+within 1 ulp of their dtype of it (plus the float32 accumulation bound), and
+within FP8's error of the exact float64 result.
+"""
+
+from __future__ import annotations
+
+import _fp8_ref as ref
+import pytest
+import torch
+import torch.nn.functional as F
+from _fp8_ref import assert_within_ulp
+
+from splitlinear._dtypes import FP8_RECIPES
+
+HIGH = [torch.bfloat16, torch.float16, torch.float32]
+K = 64
+
+
+def _problem(rows: tuple[int, ...], lead: tuple[int, ...], dtype: torch.dtype, bias: bool, seed: int,
+             weight_dtype: torch.dtype | None = None, requires_grad: bool = True):
+    torch.manual_seed(seed)
+    x = ref.fresh(*lead, K, dtype=dtype).requires_grad_(requires_grad)
+    ws = [ref.fresh(n, K, scale=s, dtype=weight_dtype or dtype).requires_grad_(requires_grad)
+          for n, s in zip(rows, (0.1, 0.003, 0.5))]
+    bs = [ref.fresh(n, dtype=dtype).requires_grad_(requires_grad) for n in rows] if bias else None
+    return x, ws, bs
+
+
+def _exact(x: torch.Tensor, ws: list[torch.Tensor], bs: list[torch.Tensor] | None) -> torch.Tensor:
+    w = torch.cat([t.detach().double() for t in ws])
+    b = None if bs is None else torch.cat([t.detach().double() for t in bs])
+    return F.linear(x.detach().double(), w, b)
+
+
+@pytest.mark.parametrize("dtype", HIGH, ids=str)
+@pytest.mark.parametrize("rows", [(48,), (32, 16, 48)], ids=["1part", "3parts"])
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_forward_matches_emulation(op, dtype: torch.dtype, rows, bias: bool, recipe: str) -> None:
+    x, ws, bs = _problem(rows, (2, 3), dtype, bias, seed=1, requires_grad=False)
+    y = op.fp8_linear(x, ws, bs, recipe=recipe)
+    assert y.shape == (2, 3, sum(rows)) and y.dtype == dtype
+    want = ref.fp8_linear(x, ws, bs, recipe)
+    assert_within_ulp(y, want.y, dtype, what=f"forward {recipe}")
+    assert ref.rel_err(y, _exact(x, ws, bs)) < 0.08
+
+
+def test_forward_float32_master_weights(op) -> None:
+    """bfloat16 activations with float32 weight parts: the parts are quantized from float32."""
+    x, ws, bs = _problem((32, 16), (5,), torch.bfloat16, True, seed=2, weight_dtype=torch.float32,
+                         requires_grad=False)
+    y = op.fp8_linear(x, ws, bs)
+    assert y.dtype == torch.bfloat16
+    assert_within_ulp(y, ref.fp8_linear(x, ws, bs, "tensorwise").y, torch.bfloat16, what="fp32 weights")
+
+
+def _check_grads(x, ws, bs, dy, recipe: str, got: dict[str, torch.Tensor | None]) -> None:
+    """Gradients against the emulated backward (1 ulp) and the exact one (FP8's error)."""
+    want = ref.fp8_linear(x, ws, bs, recipe, dy=dy)
+    offsets = [0]
+    for w in ws:
+        offsets.append(offsets[-1] + w.shape[0])
+    gd = dy.detach().reshape(-1, dy.shape[-1]).double()
+    xd = x.detach().reshape(-1, x.shape[-1]).double()
+    w_exact = torch.cat([w.detach().double() for w in ws])
+    if x.requires_grad:
+        dx = got["x"]
+        assert dx is not None and dx.shape == x.shape and dx.dtype == x.dtype
+        assert_within_ulp(dx.reshape(-1, x.shape[-1]), want.dx, x.dtype, what=f"dx {recipe}")
+        assert ref.rel_err(dx.reshape(-1, x.shape[-1]), gd @ w_exact) < 0.12
+    else:
+        assert got["x"] is None
+    dw_exact = gd.t() @ xd
+    for i, w in enumerate(ws):
+        g = got[f"w{i}"]
+        if not w.requires_grad:
+            assert g is None, f"frozen weight[{i}] got a gradient"
+            continue
+        assert g is not None and g.shape == w.shape and g.dtype == w.dtype
+        block = slice(offsets[i], offsets[i + 1])
+        part = ref.Gemm(want.dw.exact[block], want.dw.bound[block])
+        # High-precision wgrad rounds in the input's dtype, then casts to the part's.
+        ulp_dtype = x.dtype if recipe == "rowwise_with_gw_hp" else w.dtype
+        assert_within_ulp(g.to(ulp_dtype), part, ulp_dtype, what=f"dw[{i}] {recipe}")
+        assert ref.rel_err(g, dw_exact[block]) < (0.02 if recipe == "rowwise_with_gw_hp" else 0.12)
+    for i in range(len(ws)):
+        g = got.get(f"b{i}")
+        if bs is None or not bs[i].requires_grad:
+            assert g is None
+            continue
+        block = slice(offsets[i], offsets[i + 1])
+        db = ref.Gemm(want.db[block], (gd.shape[0] + 3) * 2.0**-24 * gd.abs().sum(0)[block])
+        assert_within_ulp(g, db, bs[i].dtype, what=f"db[{i}]")
+
+
+def _run_backward(op, x, ws, bs, recipe: str, seed: int = 7) -> tuple[torch.Tensor, dict]:
+    y = op.fp8_linear(x, ws, bs, recipe=recipe)
+    torch.manual_seed(seed)
+    dy = ref.fresh(*y.shape, dtype=y.dtype)
+    y.backward(dy)
+    got = {"x": x.grad, **{f"w{i}": w.grad for i, w in enumerate(ws)},
+           **({} if bs is None else {f"b{i}": b.grad for i, b in enumerate(bs)})}
+    return dy, got
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("dtype", HIGH, ids=str)
+@pytest.mark.parametrize("lead", [(2, 16), (19,)], ids=["M32", "M19"])
+def test_gradients_match_emulation(op, recipe: str, dtype: torch.dtype, lead) -> None:
+    """Every gradient, 3 parts with biases; M = 19 takes wgrad's zero-padding path."""
+    x, ws, bs = _problem((32, 16, 48), lead, dtype, True, seed=3)
+    dy, got = _run_backward(op, x, ws, bs, recipe)
+    _check_grads(x, ws, bs, dy, recipe, got)
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_float32_master_weights_get_float32_grads(op, recipe: str) -> None:
+    x, ws, bs = _problem((32, 16), (24,), torch.bfloat16, True, seed=4, weight_dtype=torch.float32)
+    dy, got = _run_backward(op, x, ws, bs, recipe)
+    assert all(got[f"w{i}"].dtype == torch.float32 for i in range(2))
+    _check_grads(x, ws, bs, dy, recipe, got)
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("frozen", ["w1", "x", "weights", "x+w0"])
+def test_frozen_parts(op, recipe: str, frozen: str) -> None:
+    """Frozen tensors get None; the others are still right (bias-only gradients when all weights and x are
+    frozen)."""
+    x, ws, bs = _problem((32, 16, 48), (40,), torch.bfloat16, True, seed=5)
+    names = {"w1": ["w1"], "x": ["x"], "weights": ["x", "w0", "w1", "w2"], "x+w0": ["x", "w0"]}[frozen]
+    for name in names:
+        t = x if name == "x" else ws[int(name[1])]
+        t.requires_grad_(False)
+    dy, got = _run_backward(op, x, ws, bs, recipe)
+    _check_grads(x, ws, bs, dy, recipe, got)
+
+
+def test_bias_only_and_input_only(op) -> None:
+    x, ws, bs = _problem((32, 16), (21,), torch.float32, True, seed=6)
+    for w in ws:
+        w.requires_grad_(False)
+    bs[1].requires_grad_(False)
+    x.requires_grad_(False)
+    dy, got = _run_backward(op, x, ws, bs, "tensorwise")
+    assert got["b1"] is None
+    _check_grads(x, ws, bs, dy, "tensorwise", got)
+    x2, ws2, _ = _problem((32, 16), (21,), torch.float32, False, seed=6)
+    for w in ws2:
+        w.requires_grad_(False)
+    dy, got = _run_backward(op, x2, ws2, None, "rowwise")
+    _check_grads(x2, ws2, None, dy, "rowwise", got)
+
+
+def test_opcheck_fp8_linear(op) -> None:
+    """Autograd registration, fake kernel and AOT dispatch (with gradients). Not the schema test: its
+    SchemaCheckMode also checks the FP8 ops inside, with arithmetic that has no CPU FP8 kernel."""
+    for recipe in FP8_RECIPES:
+        x, ws, bs = _problem((32, 16), (3, 16), torch.float32, True, seed=8)
+        torch.library.opcheck(torch.ops.splitlinear.fp8_linear.default, (x, ws, bs, recipe),
+                              test_utils=("test_autograd_registration", "test_faketensor",
+                                          "test_aot_dispatch_dynamic"))
+
+
+def _fn(x: torch.Tensor, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor, b0: torch.Tensor,
+        b1: torch.Tensor, b2: torch.Tensor, recipe: str) -> torch.Tensor:
+    return torch.ops.splitlinear.fp8_linear(torch.relu(x) * 2, [w0, w1, w2], [b0, b1, b2], recipe).sin()
+
+
+def _fwd_bwd(fn, x, ws, bs, recipe: str):
+    xs = x.detach().clone().requires_grad_()
+    wc = [w.detach().clone().requires_grad_() for w in ws]
+    bc = [b.detach().clone().requires_grad_() for b in bs]
+    y = fn(xs, *wc, *bc, recipe)
+    torch.manual_seed(11)
+    y.backward(ref.fresh(*y.shape, dtype=y.dtype))
+    return y.detach(), [t.grad for t in (xs, *wc, *bc)]
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_compile_aot_eager_dynamic_batch(op, recipe: str) -> None:
+    """fullgraph, dynamic batch size: the same output and gradients as eager, bit for bit, and no
+    recompile between batch sizes of one class mod 16."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(_fn, backend=counter, fullgraph=True, dynamic=True)
+    for m in (80, 96, 19):  # not the parts' row counts: duck sizing would tie M to an N_i (static)
+        x, ws, bs = _problem((32, 16, 48), (m,), torch.bfloat16, True, seed=m)
+        y_e, g_e = _fwd_bwd(_fn, x, ws, bs, recipe)
+        y_c, g_c = _fwd_bwd(compiled, x, ws, bs, recipe)
+        assert torch.equal(y_c, y_e)
+        for a, b in zip(g_c, g_e):
+            assert torch.equal(a, b)
+        if m == 96:
+            assert counter.frame_count == 1, "recompiled for another batch size"
+
+
+def test_compile_inductor(op) -> None:
+    x, ws, bs = _problem((32, 16, 48), (2, 16), torch.float32, True, seed=12)
+    compiled = torch.compile(_fn, backend="inductor", fullgraph=True)
+    y_e, g_e = _fwd_bwd(_fn, x, ws, bs, "rowwise")
+    y_c, g_c = _fwd_bwd(compiled, x, ws, bs, "rowwise")
+    torch.testing.assert_close(y_c, y_e, rtol=1e-6, atol=1e-6)
+    for a, b in zip(g_c, g_e):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_autocast_cpu_bf16(op) -> None:
+    """Under CPU autocast: bfloat16 output, float32 weights quantized from float32 and given float32
+    gradients, the bias cast to bfloat16."""
+    x, ws, bs = _problem((32, 16), (2, 8), torch.float32, True, seed=13)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = op.fp8_linear(x, ws, bs, recipe="rowwise")
+    assert y.dtype == torch.bfloat16
+    xb = x.detach().to(torch.bfloat16)
+    bb = [b.detach().to(torch.bfloat16) for b in bs]
+    want = ref.fp8_linear(xb, [w.detach() for w in ws], bb, "rowwise")
+    assert_within_ulp(y, want.y, torch.bfloat16, what="autocast forward")
+    y.float().sum().backward()
+    assert x.grad.dtype == torch.float32
+    assert all(w.grad.dtype == torch.float32 and b.grad.dtype == torch.float32 for w, b in zip(ws, bs))
+    dy = torch.ones(2, 8, 48, dtype=torch.bfloat16)
+    want = ref.fp8_linear(xb, [w.detach() for w in ws], bb, "rowwise", dy=dy)
+    assert_within_ulp(ws[0].grad, ref.Gemm(want.dw.exact[:32], want.dw.bound[:32]), torch.float32,
+                      what="autocast dw")

@@ -1,0 +1,330 @@
+"""The FP8 building blocks on the CPU: ``fp8_quantize``, ``fp8_cast_parts``, ``scaled_linear``.
+
+Every result is compared with the independent emulation of ``_fp8_ref``
+(float32 quantization, float64 GEMMs): FP8 bytes and scale_invs bit for bit,
+GEMM outputs within 1 ulp of the output dtype (plus the float32 accumulation
+bound). Bad input must raise an error naming the argument, and the fake
+kernel (meta tensors) must raise the same message as the C++ op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import _fp8_ref as ref
+import pytest
+import torch
+from _fp8_ref import E4M3, E5M2, assert_same_fp8, assert_within_ulp
+
+import splitlinear
+
+HIGH = [torch.float32, torch.bfloat16, torch.float16]
+OUT = [torch.bfloat16, torch.float16, torch.float32]
+
+
+def _wide(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.Tensor:
+    """Normal data spread over ~6 binades either way (FP8 subnormals, ties, the amax element)."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=g, dtype=torch.float64) * torch.exp(2 * torch.randn(*shape, generator=g,
+                                                                                        dtype=torch.float64))
+    return t.to(dtype)
+
+
+@pytest.fixture
+def per_part_rows(op) -> Iterator[Callable[[int | None], None]]:
+    """Sets ``set_per_part_max_rows`` for one test and restores it after."""
+    previous = op.set_per_part_max_rows(None)
+    yield op.set_per_part_max_rows
+    op.set_per_part_max_rows(previous)
+
+
+# --- fp8_quantize ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src", HIGH, ids=str)
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+@pytest.mark.parametrize("axis", ["tensor", "rows", "cols"])
+@pytest.mark.parametrize("col_scale", [False, True], ids=["plain", "col_scale"])
+def test_quantize_bit_exact(op, src: torch.dtype, dtype: torch.dtype, axis: str, col_scale: bool) -> None:
+    x = _wide(3, 5, 48, dtype=src, seed=1)
+    cs = torch.exp(torch.randn(48, generator=torch.Generator().manual_seed(2))) if col_scale else None
+    want = ref.quantize(x, dtype, axis, cs)
+    for write_out, write_t in [(True, False), (False, True), (True, True)]:
+        got = op.fp8_quantize(x, dtype, axis, col_scale=cs, write_out=write_out, write_transposed=write_t)
+        assert got.scale_inv.dtype == torch.float32
+        assert torch.equal(got.scale_inv, want.scale_inv), "scale_inv"
+        empty = torch.empty(0, 0, dtype=dtype)
+        assert_same_fp8(got.data, want.data if write_out else empty, "data")
+        assert_same_fp8(got.data_t, want.data_t if write_t else empty, "data_t")
+
+
+def test_quantize_strided_and_empty(op) -> None:
+    """A row stride larger than K is read in place; no rows gives unit scales."""
+    big = _wide(20, 64, seed=3)
+    x = big[:, :48]
+    for axis in ("tensor", "rows", "cols"):
+        got = op.fp8_quantize(x, E4M3, axis, write_transposed=True)
+        want = ref.quantize(x.contiguous(), E4M3, axis)
+        assert torch.equal(got.scale_inv, want.scale_inv)
+        assert_same_fp8(got.data, want.data)
+        assert_same_fp8(got.data_t, want.data_t)
+    for axis, n in (("tensor", 1), ("rows", 0), ("cols", 32)):
+        got = op.fp8_quantize(torch.empty(0, 32), E4M3, axis)
+        assert got.data.shape == (0, 32) and got.scale_inv.shape == (n,)
+        assert torch.equal(got.scale_inv, torch.ones(n))
+
+
+def test_quantize_saturates_and_keeps_tiny_values(op) -> None:
+    """The amax element maps to fp8_max exactly; values far below it become subnormals or zero as in the
+    emulation; a column scale takes part in the amax."""
+    x = torch.tensor([[1.0, -3.0, 1e-6, 2.5e-3], [0.75, 1e-9, -1e-4, 3.0]])
+    for dtype in (E4M3, E5M2):
+        got = op.fp8_quantize(x, dtype, "tensor")
+        assert_same_fp8(got.data, ref.quantize(x, dtype, "tensor").data)
+        assert got.data[0, 1].float().item() == -ref.FP8_MAX[dtype]
+    cs = torch.tensor([4.0, 0.5, 1.0, 1.0])
+    got = op.fp8_quantize(x, E4M3, "rows", col_scale=cs)
+    assert torch.equal(got.scale_inv, torch.tensor([4.0 / 448.0, 3.0 / 448.0]))
+
+
+# --- fp8_cast_parts -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("src", HIGH, ids=str)
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+def test_cast_parts_bit_exact(op, src: torch.dtype, dtype: torch.dtype) -> None:
+    scales = (1.0, 1e-3, 30.0)
+    parts = [_wide(n, 32, dtype=src, seed=10 + i) * s for i, (n, s) in enumerate(zip((16, 48, 32), scales))]
+    parts[1] = torch.cat([parts[1], parts[1]], 1)[:, 5:37]  # a part with a row stride of 64
+    want = ref.cast_parts(parts, dtype)
+    for write_t in (False, True):
+        got = op.fp8_cast_parts(parts, dtype, write_transposed=write_t)
+        assert_same_fp8(got.data, want.data, "data")
+        assert_same_fp8(got.data_t, want.data_t if write_t else torch.empty(0, 0, dtype=dtype), "data_t")
+        assert torch.equal(got.scale_inv, want.scale_inv)
+        assert torch.equal(got.row_scale_inv, want.row_scale_inv)
+    # Each part keeps its own scale: the scale_invs span the parts' magnitudes.
+    assert got.scale_inv[1] < got.scale_inv[0] < got.scale_inv[2]
+
+
+# --- scaled_linear --------------------------------------------------------------------------
+
+def _quantized_problem(rows: tuple[int, ...], k: int, x_dtype: torch.dtype, w_dtype: torch.dtype, seed: int,
+                       rowwise: bool = True, lead: tuple[int, ...] = (2, 7)):
+    torch.manual_seed(seed)
+    x = ref.fresh(*lead, k)
+    parts = [ref.fresh(n, k, scale=s) for n, s in zip(rows, (1.0, 0.01, 5.0, 0.3))]
+    xq = ref.quantize(x, x_dtype, "rows" if rowwise else "tensor")
+    wq = ref.cast_parts(parts, w_dtype)
+    return xq.data.view(*lead, k), xq.scale_inv, wq
+
+
+@pytest.mark.parametrize("out_dtype", OUT, ids=str)
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("types", [(E4M3, E4M3), (E5M2, E4M3), (E4M3, E5M2)], ids=["e4m3xe4m3", "e5m2xe4m3",
+                                                                                    "e4m3xe5m2"])
+def test_scaled_linear_view_path(op, out_dtype: torch.dtype, bias: bool, types) -> None:
+    """Parts that are row blocks of one FP8 buffer are used in place (``scaled_views``)."""
+    rows = (32, 16, 48)
+    x8, sx, wq = _quantized_problem(rows, 64, *types, seed=20)
+    views = list(wq.data.split(rows))
+    b = [ref.fresh(n, dtype=out_dtype) for n in rows] if bias else None
+    splitlinear.reset_stats()
+    y = op.scaled_linear(x8, sx, views, wq.row_scale_inv, b, out_dtype=out_dtype)
+    counters = op.runtime_counters()
+    assert (counters["scaled_views"], counters["scaled_cats"], counters["scaled_per_part_gemms"]) == (1, 0, 0)
+    assert y.shape == (2, 7, sum(rows))
+    want = ref.scaled_gemm(x8.reshape(-1, 64), sx, wq.data, wq.row_scale_inv, None if b is None else torch.cat(b))
+    assert_within_ulp(y, want, out_dtype, what="scaled_linear")
+
+
+@pytest.mark.parametrize("path,max_rows", [("scaled_cats", 0), ("scaled_per_part_gemms", 1 << 40),
+                                           ("either", None)])
+def test_scaled_linear_separate_buffers(op, per_part_rows, path: str, max_rows: int | None) -> None:
+    """FP8 parts in separate buffers: a copy into one buffer or one GEMM per part, both exact."""
+    rows = (32, 16, 48)
+    x8, sx, wq = _quantized_problem(rows, 64, E4M3, E4M3, seed=21)
+    separate = [v.clone() for v in wq.data.split(rows)]
+    b = [ref.fresh(n, dtype=torch.bfloat16) for n in rows]
+    per_part_rows(max_rows)
+    splitlinear.reset_stats()
+    y = op.scaled_linear(x8, sx, separate, wq.row_scale_inv, b)
+    c = op.runtime_counters()
+    assert c["scaled_views"] == 0
+    if path == "either":
+        assert c["scaled_cats"] + c["scaled_per_part_gemms"] == 1
+    else:
+        assert c[path] == 1 and c["scaled_cats"] + c["scaled_per_part_gemms"] == 1
+    want = ref.scaled_gemm(x8.reshape(-1, 64), sx, wq.data, wq.row_scale_inv, torch.cat(b))
+    assert_within_ulp(y, want, torch.bfloat16, what=path)
+
+
+@pytest.mark.parametrize("sizes", [(1, 1), (1, "N"), ("M", 1)], ids=["tensorwise", "x-tensor", "w-tensor"])
+def test_scaled_linear_scalar_scales(op, sizes) -> None:
+    """One scale on a side (broadcast), and one part with two scalars (cuBLASLt's tensorwise mode)."""
+    rows = (48,) if sizes == (1, 1) else (32, 16)
+    x8, _, wq = _quantized_problem(rows, 32, E4M3, E4M3, seed=22, rowwise=False, lead=(9,))
+    m, n = 9, sum(rows)
+    sx = torch.tensor([0.37]) if sizes[0] == 1 else torch.rand(m) + 0.5
+    sw = torch.tensor([0.011]) if sizes[1] == 1 else wq.row_scale_inv
+    for out_dtype in OUT:
+        y = op.scaled_linear(x8, sx, list(wq.data.split(rows)), sw, out_dtype=out_dtype)
+        assert_within_ulp(y, ref.scaled_gemm(x8, sx.expand(m), wq.data, sw.expand(n)), out_dtype, what=str(sizes))
+
+
+def test_scaled_linear_empty_and_k_zero(op) -> None:
+    w = [torch.zeros(16, 0, dtype=E4M3)]
+    b = [ref.fresh(16, dtype=torch.bfloat16)]
+    y = op.scaled_linear(torch.zeros(3, 0, dtype=E4M3), torch.ones(1), w, torch.ones(16), b)
+    assert torch.equal(y, b[0].expand(3, 16))
+    y = op.scaled_linear(torch.zeros(0, 32, dtype=E4M3), torch.ones(1), [torch.zeros(16, 32, dtype=E4M3)],
+                         torch.ones(1))
+    assert y.shape == (0, 16) and y.dtype == torch.bfloat16
+
+
+def test_small_part_keeps_its_accuracy(op) -> None:
+    """A part 10⁴ times smaller than its siblings: with its own scale its output block is as accurate as
+    the others'; with one scale over the concatenated weight (the emulation) it falls into e4m3's
+    subnormals and its error grows by half or more."""
+    torch.manual_seed(30)
+    k, rows = 256, (64, 32, 48)
+    x = ref.fresh(4, 32, k)
+    parts = [ref.fresh(64, k), ref.fresh(32, k, scale=1e-4), ref.fresh(48, k)]
+    exact = x.reshape(-1, k).double() @ torch.cat(parts).double().t()
+    blocks = [slice(0, 64), slice(64, 96), slice(96, 144)]
+
+    def ratio(y: torch.Tensor) -> float:
+        err = [ref.rel_err(y.reshape(-1, 144)[:, s], exact[:, s]) for s in blocks]
+        return err[1] / max(err[0], err[2])
+
+    y = op.fp8_linear(x, parts)
+    xq = ref.quantize(x, E4M3, "tensor")
+    shared = ref.shared_scale_parts(parts, E4M3)
+    y_shared = ref.scaled_gemm(xq.data, xq.scale_inv, shared.data, shared.row_scale_inv).exact
+    assert ratio(y) < 1.15
+    assert ratio(y_shared) > 1.3
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+def _e4(*s: int) -> torch.Tensor:
+    return torch.ones(*s).to(E4M3)
+
+
+def _x() -> torch.Tensor:
+    return torch.randn(4, 32)
+
+
+ERRORS: list[tuple[str, Callable[[], object], str]] = [
+    # fp8_quantize
+    ("q-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), torch.float16, "rows"), "dtype has dtype Half"),
+    ("q-input", lambda: torch.ops.splitlinear.fp8_quantize(_x().double(), E4M3, "rows"), "input has dtype Double"),
+    ("q-axis", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "row"), 'axis must be "tensor"'),
+    ("q-col_scale-size", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(31)),
+     "col_scale has 31 entries; expected 1 or 32"),
+    ("q-col_scale-one", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(1)),
+     "col_scale has 1 entries but input has K = 32"),
+    ("q-col_scale-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(32).half()),
+     "col_scale has dtype Half but scales are float32"),
+    # fp8_cast_parts
+    # An empty list cannot reach the C++ op (nothing to dispatch on): the wrapper says it.
+    ("c-empty", lambda: splitlinear.ops.fp8_cast_parts([], E4M3), "parts must hold at least one tensor"),
+    ("c-dtype", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32)], torch.bfloat16),
+     "dtype has dtype BFloat16"),
+    ("c-cols", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32), torch.ones(16, 16)], E4M3),
+     "parts[1] has 16 columns but parts[0] has K = 32"),
+    ("c-mixed", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32), torch.ones(16, 32).half()], E4M3),
+     "parts[1] has dtype Half but parts[0] has Float"),
+    ("c-1d", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32), torch.ones(16)], E4M3),
+     "parts[1] must be 2-D"),
+    # scaled_linear
+    ("s-input", lambda: torch.ops.splitlinear.scaled_linear(_x(), torch.ones(1), [_e4(16, 32)], torch.ones(1)),
+     "input has dtype Float; FP8 means"),
+    ("s-k", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 24), torch.ones(1), [_e4(16, 24)], torch.ones(1)),
+     "input has K = 24 columns; FP8 GEMMs need a multiple of 16"),
+    ("s-n", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(1), [_e4(16, 32), _e4(8, 32)],
+                                                        torch.ones(1)),
+     "weight[1] has 8 rows; FP8 GEMMs need a multiple of 16"),
+    ("s-weight-dtype", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(1), [torch.ones(16, 32)],
+                                                                   torch.ones(1)),
+     "weight[0] has dtype Float; FP8 means"),
+    ("s-e5m2xe5m2", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32).to(E5M2), torch.ones(1),
+                                                                [_e4(16, 32).to(E5M2)], torch.ones(1)),
+     "input and weight are both float8_e5m2"),
+    ("s-x-scale", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(3), [_e4(16, 32)], torch.ones(1)),
+     "input_scale_inv has 3 entries; expected 1 or 4"),
+    ("s-w-scale", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(4), [_e4(16, 32), _e4(16, 32)],
+                                                              torch.ones(16)),
+     "weight_scale_inv has 16 entries; expected 1 or 32"),
+    ("s-scale-2d", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(4, 1), [_e4(16, 32)],
+                                                               torch.ones(1)),
+     "input_scale_inv must be a 1-D float32 tensor"),
+    ("s-bias-dtype", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(1), [_e4(16, 32)],
+                                                                 torch.ones(1), [torch.ones(16)]),
+     "bias[0] has dtype Float but out_dtype is BFloat16"),
+    ("s-out", lambda: torch.ops.splitlinear.scaled_linear(_e4(4, 32), torch.ones(1), [_e4(16, 32)], torch.ones(1),
+                                                          None, torch.float64),
+     "out_dtype Double is not supported"),
+    # fp8_linear
+    ("l-recipe", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)], None, "rowwise_hp"),
+     'recipe must be "tensorwise", "rowwise" or "rowwise_with_gw_hp", got "rowwise_hp"'),
+    ("l-k", lambda: torch.ops.splitlinear.fp8_linear(torch.ones(4, 40), [torch.ones(16, 40)]),
+     "input has K = 40 features; FP8 GEMMs need a multiple of 16"),
+    ("l-n", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32), torch.ones(20, 32)]),
+     "weight[1] has 20 rows; FP8 GEMMs need a multiple of 16"),
+    ("l-input", lambda: torch.ops.splitlinear.fp8_linear(_x().double(), [torch.ones(16, 32).double()]),
+     "input has dtype Double; FP8 quantization takes float32, float16 or bfloat16"),
+    ("l-fp8-input", lambda: torch.ops.splitlinear.fp8_linear(_e4(4, 32), [torch.ones(16, 32)]),
+     "input has dtype Float8_e4m3fn"),
+    ("l-bias-dtype", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)], [torch.ones(16).half()]),
+     "bias[0] has dtype Half but input has Float"),
+    ("l-bias-count", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)] * 2, [torch.ones(16)]),
+     "bias has 1 tensors but weight has 2"),
+    ("l-cols", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 48)]),
+     "weight[0] has 48 columns but input has K = 32"),
+]
+
+
+def _on_meta(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` with every tensor factory making meta tensors (the fake kernels run: the Meta key)."""
+    def run() -> object:
+        with torch.device("meta"), torch.inference_mode():
+            return fn()
+    return run
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=[c[0] for c in ERRORS])
+def test_bad_input_names_the_argument(op, case) -> None:
+    """The C++ op raises an error naming the argument; the fake kernel raises the same message."""
+    _, fn, expected = case
+    with pytest.raises(RuntimeError) as real:
+        fn()
+    message = str(real.value).splitlines()[0]
+    assert expected in message
+    assert message.startswith("splitlinear.")
+    with pytest.raises(RuntimeError) as fake:
+        _on_meta(fn)()
+    assert str(fake.value).splitlines()[0] == message
+
+
+# --- opcheck --------------------------------------------------------------------------------
+
+def test_opcheck_quantize_and_cast(op) -> None:
+    x = ref.fresh(3, 5, 32)
+    torch.library.opcheck(torch.ops.splitlinear.fp8_quantize.default, (x, E4M3, "rows"),
+                          {"col_scale": torch.rand(32) + 0.5, "write_transposed": True})
+    torch.library.opcheck(torch.ops.splitlinear.fp8_quantize.default, (x, E5M2, "tensor"),
+                          {"write_out": False, "write_transposed": True})
+    parts = [ref.fresh(16, 32), ref.fresh(32, 32, dtype=torch.float32)]
+    torch.library.opcheck(torch.ops.splitlinear.fp8_cast_parts.default, (parts, E4M3, True))
+
+
+#: opcheck's schema test (SchemaCheckMode) compares inputs before and after with arithmetic that has no
+#: FP8 kernel on the CPU ("mul_cpu_reduced_float" not implemented), so ops that take FP8 inputs skip it.
+FP8_INPUT_TEST_UTILS = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+
+
+def test_opcheck_scaled_linear(op) -> None:
+    rows = (32, 16)
+    x8, sx, wq = _quantized_problem(rows, 32, E4M3, E4M3, seed=40)
+    b = [ref.fresh(n, dtype=torch.bfloat16) for n in rows]
+    torch.library.opcheck(torch.ops.splitlinear.scaled_linear.default,
+                          (x8, sx, list(wq.data.split(rows)), wq.row_scale_inv, b), test_utils=FP8_INPUT_TEST_UTILS)
