@@ -3,13 +3,13 @@
 // The CUDA kernels of the FP8 quantization (see CUDAKernels.h): amax over
 // weight parts in one launch, a tiled cast (parts, tensorwise activations and
 // column-wise scales) that writes the row-major and the transposed output,
-// a block-per-row quantizer that keeps its row in registers, and a column
-// amax. Values, scales and bytes follow Float8.h, shared with the CPU
-// backend, in the same fp32 operations, so the targets agree bit for bit.
-// On sm89+ the cast uses the hardware FP8 conversion (round to nearest even,
-// saturating to the finite range, as satcast does), with NaN rewritten to
-// the Float8.h encoding; older devices run Float8.h's encoder. Nothing here
-// allocates or synchronizes.
+// an elementwise cast for one dense input without outT, a block-per-row
+// quantizer that keeps its row in registers, and a column amax. Values, scales
+// and bytes follow Float8.h, shared with the CPU backend, in the same fp32
+// operations, so the targets agree bit for bit. On sm89+ the cast uses the
+// hardware FP8 conversion (round to nearest even, saturating to the finite
+// range, as satcast does), with NaN rewritten to the Float8.h encoding; older
+// devices run Float8.h's encoder. Nothing here allocates or synchronizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,10 +70,9 @@ __device__ __forceinline__ void loadVector(const S *p, float (&v)[kVec]) {
 /// past `cols` are 0), times colScale when given. Vector loads when
 /// `vectorOk` (16-byte aligned rows, cols a multiple of kVec).
 template <typename S>
-__device__ __forceinline__ void loadRun(const Fp8Part &part, int64_t cols,
-                                        int64_t r, int64_t c,
-                                        const float *colScale, bool vectorOk,
-                                        float (&v)[kVec]) {
+__device__ __forceinline__ void
+loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
+        const float *colScale, bool vectorOk, float (&v)[kVec]) {
   const S *row = static_cast<const S *>(part.data) + r * part.ld;
   if (vectorOk && c + kVec <= cols) {
     loadVector(row + c, v);
@@ -110,8 +109,8 @@ __device__ __forceinline__ uint2 encodeVector(const float (&v)[kVec]) {
     uint32_t bits = bitCast<uint32_t>(v[j]);
     if ((bits & 0x7FFFFFFFu) > 0x7F800000u) {
       uint32_t nan = ((bits >> 24) & 0x80u) | Fp8Format<F8>::kNaNBits;
-      w[j / 4] = (w[j / 4] & ~(0xFFu << (8 * (j % 4)))) |
-                 (nan << (8 * (j % 4)));
+      w[j / 4] =
+          (w[j / 4] & ~(0xFFu << (8 * (j % 4)))) | (nan << (8 * (j % 4)));
     }
   }
 #else
@@ -218,8 +217,8 @@ __global__ void __launch_bounds__(kThreads)
   float scale = fp8Scale(*amax, Fp8Format<F8>::kMax);
   if (scaleInv && blockIdx.x == 0 && threadIdx.x == 0)
     *scaleInv = 1.0f / scale;
-  for (int64_t first = int64_t(blockIdx.x) * kThreads * kDenseLoads +
-                       threadIdx.x;
+  for (int64_t first =
+           int64_t(blockIdx.x) * kThreads * kDenseLoads + threadIdx.x;
        first < vectors; first += int64_t(gridDim.x) * kThreads * kDenseLoads) {
     float v[kDenseLoads][kVec];
 #pragma unroll
@@ -298,10 +297,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       cs[j] = colScale && j < nCols ? colScale[c + j] : 1.0f;
-      mul[j] = PerColumn ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]),
-                                                 kMax)
-                                      : 1.0f)
-                         : partScale;
+      mul[j] = PerColumn
+                   ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax)
+                                : 1.0f)
+                   : partScale;
     }
     uint2 q[kLaneRows];
     if (part.vectorOk && nCols == kVec && nRows == kLaneRows) {
@@ -314,7 +313,8 @@ __global__ void __launch_bounds__(kThreads)
       for (int i = 0; i < kLaneRows; ++i)
 #pragma unroll
         for (int l = 0; l < kLoads; ++l)
-          raw[i][l] = __ldg(reinterpret_cast<const uint4 *>(src + i * part.ld) + l);
+          raw[i][l] =
+              __ldg(reinterpret_cast<const uint4 *>(src + i * part.ld) + l);
 #pragma unroll
       for (int i = 0; i < kLaneRows; ++i) {
         S elems[kVec];
@@ -365,8 +365,10 @@ __global__ void __launch_bounds__(kThreads)
         uint32_t b = h ? q[4 * g + 1].y : q[4 * g + 1].x;
         uint32_t cc = h ? q[4 * g + 2].y : q[4 * g + 2].x;
         uint32_t d = h ? q[4 * g + 3].y : q[4 * g + 3].x;
-        uint32_t t0 = __byte_perm(a, b, 0x5140), t1 = __byte_perm(cc, d, 0x5140);
-        uint32_t t2 = __byte_perm(a, b, 0x7362), t3 = __byte_perm(cc, d, 0x7362);
+        uint32_t t0 = __byte_perm(a, b, 0x5140),
+                 t1 = __byte_perm(cc, d, 0x5140);
+        uint32_t t2 = __byte_perm(a, b, 0x7362),
+                 t3 = __byte_perm(cc, d, 0x7362);
         colWords[4 * h + 0][g] = __byte_perm(t0, t1, 0x5410);
         colWords[4 * h + 1][g] = __byte_perm(t0, t1, 0x7632);
         colWords[4 * h + 2][g] = __byte_perm(t2, t3, 0x5410);
@@ -462,8 +464,8 @@ __global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
 /// flight while a row is reduced and written.
 template <typename S, typename F8, int V>
 __global__ void __launch_bounds__(kThreads)
-    quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale,
-                                  float *amax, float *scaleInv, uint8_t *out,
+    quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale, float *amax,
+                                  float *scaleInv, uint8_t *out,
                                   bool outVectorOk, uint8_t *outT) {
   constexpr int kLoads = kVec * sizeof(S) / 16;
   int64_t K = x.cols, M = x.rows;
@@ -480,24 +482,29 @@ __global__ void __launch_bounds__(kThreads)
               __ldg(reinterpret_cast<const uint4 *>(data + r * x.ld + c) + l);
     }
   };
+  // Only the raw row stays in registers (decoded twice) so that the
+  // prefetch of the next one costs few registers.
+  auto valueOf = [&](const uint4(&row)[kLoads], int64_t c, int j) {
+    S elems[kVec];
+    memcpy(elems, row, sizeof(elems));
+    float v = toFloat(elems[j]);
+    return colScale ? v * colScale[c + j] : v;
+  };
   int64_t r = blockIdx.x;
   loadRow(r);
   for (; r < M; r += gridDim.x) {
-    float v[V][kVec];
+    uint4 cur[V][kLoads];
     uint32_t best = 0;
 #pragma unroll
     for (int u = 0; u < V; ++u) {
       int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
-      S elems[kVec];
-      memcpy(elems, raw[u], sizeof(elems));
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        v[u][j] = toFloat(elems[j]);
-        if (colScale && c < K)
-          v[u][j] = v[u][j] * colScale[c + j];
-        if (c < K)
-          best = max(best, absBits(v[u][j]));
-      }
+      for (int l = 0; l < kLoads; ++l)
+        cur[u][l] = raw[u][l];
+      if (c < K)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          best = max(best, absBits(valueOf(cur[u], c, j)));
     }
     loadRow(r + gridDim.x);
     float rowAmax = bitCast<float>(blockMax(best));
@@ -512,10 +519,11 @@ __global__ void __launch_bounds__(kThreads)
       int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
       if (c >= K)
         continue;
+      float v[kVec];
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        v[u][j] = v[u][j] * scale;
-      uint2 q = encodeVector<F8>(v[u]);
+        v[j] = valueOf(cur[u], c, j) * scale;
+      uint2 q = encodeVector<F8>(v);
       if (out)
         storeRun(out + r * K + c, q, kVec, outVectorOk);
       if (outT)
@@ -682,9 +690,8 @@ cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
       using F8 = decltype(f);
       return launchKernel(&castTilesKernel<S, F8, PerColumn>, dim3(blocks),
                           dim3(kThreads), stream, args, cols, totalRows,
-                          colTiles, colScale,
-                          amax ? amax + first : nullptr, colAmax, out,
-                          outVectorOk, outT, groupOutTOk,
+                          colTiles, colScale, amax ? amax + first : nullptr,
+                          colAmax, out, outVectorOk, outT, groupOutTOk,
                           scaleInv ? scaleInv + first : nullptr, rowScaleInv);
     });
     if (err != cudaSuccess)

@@ -6,8 +6,9 @@
 // must take the unfused-epilogue fallback for the bias), copies with
 // conversion, allocation, the algorithm cache, GEMM plan reuse (new bias and
 // data pointers, alternating shapes, a second thread) and CUDA-graph
-// capture; the FP8 functions (quantization bit for bit, the scaled GEMM within
-// one ulp of the exact result) and their capture, with a timing of the
+// capture; the FP8 functions (quantization bit for bit, with a sweep of the
+// FP8 conversion over every 16-bit input and ~1M fp32 ones; the scaled GEMM
+// within one ulp of the exact result) and their capture, with a timing of the
 // 8192 x 4096 bf16 activation quantization. Every test skips when
 // `slinrt_context_create_cuda(0, NULL)` returns NULL (no GPU, or a runtime
 // built without CUDA).
@@ -726,11 +727,9 @@ private:
 
 /// Quantizes x on both targets (amax, scaleInv, out and, unless !withOutT,
 /// outT) and expects the same bits.
-void compareQuantize(slinrt_context *gpu, slinrt_context *cpu,
-                     slinrt_dtype src, slinrt_dtype dst,
-                     slinrt_quant_axis axis, TestMatrix &x,
-                     const std::vector<float> *colScale,
-                     bool withOutT = true) {
+void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
+                     slinrt_dtype dst, slinrt_quant_axis axis, TestMatrix &x,
+                     const std::vector<float> *colScale, bool withOutT = true) {
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                   : axis == SLINRT_QUANT_ROWS ? size_t(M)
@@ -905,8 +904,8 @@ TEST_F(CUDARuntimeTest, Fp8CastSweepMatchesCPU) {
   std::mt19937_64 rng(1917);
   for (slinrt_dtype src : {SLINRT_BF16, SLINRT_F16, SLINRT_F32})
     for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
-      SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
-                                      << dtypeName(dst));
+      SCOPED_TRACE(testing::Message()
+                   << dtypeName(src) << " -> " << dtypeName(dst));
       float fp8Max = dst == SLINRT_F8E4M3FN ? 448.0f : 57344.0f;
       std::vector<uint32_t> values = sweepValues(src, fp8Max, rng);
       const int64_t K = 512;
@@ -1178,6 +1177,31 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   time("tensor + outT", SLINRT_QUANT_TENSOR, true);
   time("rows", SLINRT_QUANT_ROWS, false);
   time("cols + outT", SLINRT_QUANT_COLS, true);
+  ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+  // The two passes of the tensorwise quantization on their own.
+  auto timePass = [&](const char *what, bool cast) {
+    auto once = [&] {
+      if (cast)
+        slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 1, &ref,
+                              amax.get(), out.get(), nullptr, scaleInv.get(),
+                              nullptr);
+      else
+        slinrt_amax_parts(gpu, SLINRT_BF16, 1, &ref, amax.get());
+    };
+    once();
+    const int reps = 20;
+    cudaEventRecord(start, stream);
+    for (int i = 0; i < reps; ++i)
+      once();
+    cudaEventRecord(stop, stream);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    std::printf("[ TIME     ] fp8 %s 8192x4096 bf16: %.1f us\n", what,
+                1000.0 * ms / reps);
+  };
+  timePass("amax alone", false);
+  timePass("cast alone (given amax)", true);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
   // amax of all parts in one launch: 3 parts of a 12288 x 4096 weight.
   std::vector<slinrt_memref2d> parts;
