@@ -108,11 +108,8 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
                                     const slinrt_memref1d *bias, int32_t transA,
                                     int32_t transB, int32_t epilogue) {
   requireGemmDescriptors(A, B, D);
-  if (epilogue != SLINRT_EPILOGUE_NONE && epilogue != SLINRT_EPILOGUE_BIAS &&
-      epilogue != SLINRT_EPILOGUE_BIAS_GRAD &&
-      epilogue != SLINRT_EPILOGUE_ACCUMULATE)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown epilogue ", epilogue,
-          " (expected 0 = NONE, 1 = BIAS, 2 = BIAS_GRAD or 3 = ACCUMULATE)");
+  requireEnumValue("epilogue", epilogue, SLINRT_EPILOGUE_ACCUMULATE,
+                   "0 = NONE, 1 = BIAS, 2 = BIAS_GRAD or 3 = ACCUMULATE");
 
   GemmProblem p;
   p.dtype = dtype;

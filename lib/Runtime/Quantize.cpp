@@ -128,10 +128,8 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                             void *outT) {
   requireSource(src);
   requireFp8("dst", dst);
-  if (axis != SLINRT_QUANT_TENSOR && axis != SLINRT_QUANT_ROWS &&
-      axis != SLINRT_QUANT_COLS)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown axis ", int(axis),
-          " (expected 0 = TENSOR, 1 = ROWS or 2 = COLS)");
+  requireEnumValue("axis", axis, SLINRT_QUANT_COLS,
+                   "0 = TENSOR, 1 = ROWS or 2 = COLS");
   requirePointer(x, "x");
   QuantizeProblem p;
   p.src = src;
@@ -160,10 +158,8 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
   if (aDtype == SLINRT_F8E5M2 && bDtype == SLINRT_F8E5M2)
     raise(SLINRT_ERROR_UNSUPPORTED,
           "f8e5m2 x f8e5m2 is not supported (one of A and B must be f8e4m3fn)");
-  if (scaling != SLINRT_SCALING_TENSORWISE &&
-      scaling != SLINRT_SCALING_OUTER_VECTOR)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown scaling ", scaling,
-          " (expected 0 = TENSORWISE or 1 = OUTER_VECTOR)");
+  requireEnumValue("scaling", scaling, SLINRT_SCALING_OUTER_VECTOR,
+                   "0 = TENSORWISE or 1 = OUTER_VECTOR");
 
   ScaledGemmProblem p;
   p.outType = outType;

@@ -127,6 +127,16 @@ inline void requireGemmDescriptors(const void *A, const void *B,
           " is a NULL descriptor");
 }
 
+/// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) "unknown <what> <value>
+/// (expected <known>)" unless `value` is one of 0 .. `last`, the values of a
+/// C enum of Runtime.h.
+inline void requireEnumValue(const char *what, int64_t value, int64_t last,
+                             const char *known) {
+  if (value < 0 || value > last)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown ", what, " ", value,
+          " (expected ", known, ")");
+}
+
 /// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) when the vector `name` of
 /// `length` elements (its checked size) is not contiguous; one element may
 /// have any stride.
