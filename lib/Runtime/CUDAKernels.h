@@ -81,8 +81,10 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             float *scaleInv, float *rowScaleInv,
                             cudaStream_t stream);
 
-/// Per-row (one launch) and per-column (one launch) quantization of x:
-/// amax (may be NULL) and scaleInv get one entry per row / column.
+/// Per-row (one launch) and per-column quantization of x: amax (may be
+/// NULL) and scaleInv get one entry per row / column. The per-column one is
+/// a memset, a column amax, the cast and a last kernel for the scales; it
+/// keeps the column amax in scaleInv meanwhile (no scratch of its own).
 cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,

@@ -19,6 +19,12 @@
 // caching allocator, which is CUDA-graph aware); either way GEMMs can be
 // captured into CUDA graphs.
 //
+// FP8 decode autotuning (off by default): with SPLITLINEAR_FP8_AUTOTUNE_MAX_M
+// set to a positive M bound, a scaled GEMM with at most that many rows times
+// a few candidates on its own operands the first time its key is seen
+// (tuneScaledAlgorithm) instead of taking heuristic #0; see
+// bench/cublaslt_fp8_probe.cu for why.
+//
 // Row-major to column-major: a row-major X[r, c] with leading dimension ld is
 // the column-major X^T[c, r] with the same ld. So the row-major problem
 // D = op(A) op(B) is run as the column-major D^T = op(B)^T op(A)^T: cuBLASLt's
@@ -35,8 +41,10 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -398,15 +406,268 @@ HeuristicOutcome classifyHeuristic(cublasStatus_t status, int returned,
   return HeuristicOutcome::Failed;
 }
 
+//===----------------------------------------------------------------------===//
+// FP8 decode autotuning
+//===----------------------------------------------------------------------===//
+
+/// The M bound of FP8 autotuning: SPLITLINEAR_FP8_AUTOTUNE_MAX_M, read once;
+/// 0 (unset, empty, not a positive number) turns it off.
+int64_t fp8AutotuneMaxM() {
+  static const int64_t maxM = [] {
+    const char *env = std::getenv("SPLITLINEAR_FP8_AUTOTUNE_MAX_M");
+    if (!env || !*env)
+      return int64_t(0);
+    char *end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    return *end == '\0' && v > 0 ? int64_t(v) : int64_t(0);
+  }();
+  return maxM;
+}
+
+/// Why tuning exists: at decode shapes cuBLASLt's heuristic #0 for FP8 is not
+/// the fastest. The probe (H200, cuBLASLt 13.1, M = 16) found that
+/// outer-vector scaling gets one answer only (tile 128x128, 48 CTAs for
+/// N = 6144 on 132 SMs, no split-K: AlgoCheck refuses every SPLITK_NUM), and
+/// that tensorwise answers differ by up to 15 %; heuristic #0 forced to a
+/// narrow tile (CUBLASLT_MATMUL_TILE_128x16, 64x16, ...) runs outer-vector
+/// at 0.55-0.65x the bf16 time (0.0116 vs 0.0164 ms for q/k/v, 0.0202 vs
+/// 0.039 ms for down). Through this runtime (bench/fp8_autotune_check.cu,
+/// M = 16, outer-vector, fast accumulation): q/k/v 0.0162 -> 0.0131 ms,
+/// gate/up 0.0383 -> 0.0332, down 0.0389 -> 0.0287, for about 0.3 s of
+/// tuning per new problem. Graph capture skips tuning (heuristic #0).
+/// Candidates: up to kTuneHeuristics heuristic answers, split-K copies of
+/// them, and heuristic #0 forced to each tile it lists
+/// (CUBLASLT_ALGO_CAP_TILE_IDS) that cublasLtMatmulAlgoCheck accepts.
+constexpr int kTuneHeuristics = 8;
+constexpr int kTuneWarmup = 3, kTuneIters = 10;
+constexpr size_t kTuneMaxCandidates = 192;
+
+/// Everything tuning runs a candidate on: the operands of the call that
+/// built the plan (beta = 0, so D is only overwritten; the call itself then
+/// writes the real result) and the context's stream and workspace; `flush`
+/// (tuneScaledAlgorithm's, may be null) is overwritten before every timed
+/// call so that the weights come from HBM as in a decode step, not from L2.
+struct TuneOperands {
+  const void *a, *b;
+  void *d;
+  void *workspace;
+  size_t workspaceBytes;
+  cudaStream_t stream;
+  void *flush = nullptr;
+  size_t flushBytes = 0;
+};
+
+/// Adds the configurations worth timing of `base` to `out`: split-K copies
+/// (fp32 partials only, as the heuristic preference allows) and, for
+/// `withTiles`, the same algorithm with each other listed tile. `base` is a
+/// copy: it may be an element of `out`, which grows.
+void addTuneVariants(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                     cublasLtMatrixLayout_t aLayout,
+                     cublasLtMatrixLayout_t bLayout,
+                     cublasLtMatrixLayout_t dLayout, uint64_t workspaceLimit,
+                     int64_t k, cublasLtMatmulAlgo_t base,
+                     bool withTiles, std::vector<cublasLtMatmulAlgo_t> &out) {
+  auto accept = [&](const cublasLtMatmulAlgo_t &algo) {
+    cublasLtMatmulHeuristicResult_t check{};
+    if (out.size() < kTuneMaxCandidates &&
+        cublasLtMatmulAlgoCheck(handle, desc, aLayout, bLayout, dLayout,
+                                dLayout, &algo,
+                                &check) == CUBLAS_STATUS_SUCCESS &&
+        check.state == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= workspaceLimit)
+      out.push_back(algo);
+  };
+  size_t written = 0;
+  int32_t splitSupport = 0;
+  uint32_t schemes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT,
+                                        &splitSupport, sizeof(splitSupport),
+                                        &written) == CUBLAS_STATUS_SUCCESS &&
+      splitSupport &&
+      cublasLtMatmulAlgoCapGetAttribute(
+          &base, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes,
+          sizeof(schemes), &written) == CUBLAS_STATUS_SUCCESS &&
+      (schemes & CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE)) {
+    uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    for (int32_t split : {2, 4, 8}) {
+      if (k / split < 256)
+        break;
+      cublasLtMatmulAlgo_t algo = base;
+      if (cublasLtMatmulAlgoConfigSetAttribute(
+              &algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+              sizeof(split)) == CUBLAS_STATUS_SUCCESS &&
+          cublasLtMatmulAlgoConfigSetAttribute(
+              &algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+              sizeof(scheme)) == CUBLAS_STATUS_SUCCESS)
+        accept(algo);
+    }
+  }
+  if (!withTiles)
+    return;
+  uint32_t current = 0;
+  (void)cublasLtMatmulAlgoConfigGetAttribute(
+      &base, CUBLASLT_ALGO_CONFIG_TILE_ID, &current, sizeof(current), &written);
+  size_t bytes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS,
+                                        nullptr, 0,
+                                        &bytes) != CUBLAS_STATUS_SUCCESS)
+    return;
+  std::vector<uint32_t> tiles(bytes / sizeof(uint32_t));
+  if (tiles.empty() ||
+      cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_TILE_IDS,
+                                        tiles.data(), bytes,
+                                        &written) != CUBLAS_STATUS_SUCCESS)
+    return;
+  for (uint32_t tile : tiles) {
+    if (tile == current || tile == CUBLASLT_MATMUL_TILE_UNDEFINED)
+      continue;
+    cublasLtMatmulAlgo_t algo = base;
+    if (cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID,
+                                             &tile, sizeof(tile)) ==
+        CUBLAS_STATUS_SUCCESS)
+      accept(algo);
+  }
+}
+
+/// The median time in ms of `algo` on `ops` (`iters` <= kTuneIters calls
+/// after `warmup`), or a negative value when it fails; failures are cleared.
+float timeAlgorithm(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                    cublasLtMatrixLayout_t aLayout,
+                    cublasLtMatrixLayout_t bLayout,
+                    cublasLtMatrixLayout_t dLayout,
+                    const cublasLtMatmulAlgo_t &algo, const TuneOperands &ops,
+                    cudaEvent_t *events, int warmup, int iters) {
+  float alpha = 1.0f, beta = 0.0f;
+  auto run = [&] {
+    return cublasLtMatmul(handle, desc, &alpha, ops.a, aLayout, ops.b, bLayout,
+                          &beta, ops.d, dLayout, ops.d, dLayout, &algo,
+                          ops.workspace, ops.workspaceBytes, ops.stream) ==
+           CUBLAS_STATUS_SUCCESS;
+  };
+  for (int i = 0; i < warmup; ++i)
+    if (!run())
+      return -1;
+  for (int i = 0; i < iters; ++i) {
+    if (ops.flush &&
+        cudaMemsetAsync(ops.flush, i, ops.flushBytes, ops.stream) != cudaSuccess)
+      return -1;
+    if (cudaEventRecord(events[2 * i], ops.stream) != cudaSuccess || !run() ||
+        cudaEventRecord(events[2 * i + 1], ops.stream) != cudaSuccess)
+      return -1;
+  }
+  if (cudaStreamSynchronize(ops.stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  float ms[kTuneIters];
+  for (int i = 0; i < iters; ++i)
+    if (cudaEventElapsedTime(&ms[i], events[2 * i], events[2 * i + 1]) !=
+        cudaSuccess)
+      return -1;
+  std::nth_element(ms, ms + iters / 2, ms + iters);
+  return ms[iters / 2];
+}
+
+/// The fastest of the candidates for an FP8 problem whose heuristic #0 is
+/// `first`, timed on `ops`; `first` itself when nothing else runs faster or
+/// timing is impossible (the stream is being captured, events fail).
+cublasLtMatmulAlgo_t
+tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
+                    cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
+                    cublasLtMatrixLayout_t bLayout,
+                    cublasLtMatrixLayout_t dLayout,
+                    cublasLtMatmulPreference_t pref,
+                    const cublasLtMatmulAlgo_t &first,
+                    const TuneOperands &given) {
+  TuneOperands ops = given;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(ops.stream, &capture) != cudaSuccess ||
+      capture != cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return first;
+  }
+  std::vector<cublasLtMatmulAlgo_t> candidates{first};
+  cublasLtMatmulHeuristicResult_t results[kTuneHeuristics];
+  int returned = 0;
+  if (cublasLtMatmulAlgoGetHeuristic(dev.handle, desc, aLayout, bLayout,
+                                     dLayout, dLayout, pref, kTuneHeuristics,
+                                     results,
+                                     &returned) != CUBLAS_STATUS_SUCCESS)
+    returned = 0;
+  for (int i = 1; i < returned; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      candidates.push_back(results[i].algo);
+  size_t heuristics = candidates.size();
+  for (size_t i = 0; i < heuristics; ++i)
+    addTuneVariants(dev.handle, desc, aLayout, bLayout, dLayout,
+                    key.workspaceLimit, key.k, candidates[i],
+                    /*withTiles=*/i == 0, candidates);
+
+  cudaEvent_t events[2 * kTuneIters] = {};
+  for (cudaEvent_t &e : events)
+    if (cudaEventCreate(&e) != cudaSuccess) {
+      (void)cudaGetLastError();
+      for (cudaEvent_t made : events)
+        if (made)
+          (void)cudaEventDestroy(made);
+      return first;
+    }
+  // Twice the L2, once per tuned problem; timing without it (hot L2) when
+  // it cannot be had.
+  int device = 0, l2Bytes = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&l2Bytes, cudaDevAttrL2CacheSize, device) ==
+          cudaSuccess &&
+      l2Bytes > 0 &&
+      cudaMalloc(&ops.flush, 2 * size_t(l2Bytes)) == cudaSuccess)
+    ops.flushBytes = 2 * size_t(l2Bytes);
+  else
+    ops.flush = nullptr;
+  (void)cudaGetLastError();
+  // One call each first (after one that loads the kernel): forced tiles can
+  // be many times slower, and only those within 1.5x are timed in full.
+  std::vector<float> quick(candidates.size(), -1);
+  float bestQuick = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    quick[i] = timeAlgorithm(dev.handle, desc, aLayout, bLayout, dLayout,
+                             candidates[i], ops, events, 1, 1);
+    if (quick[i] >= 0 && (bestQuick < 0 || quick[i] < bestQuick))
+      bestQuick = quick[i];
+  }
+  cublasLtMatmulAlgo_t best = first;
+  float bestMs = -1;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (quick[i] < 0 || quick[i] > 1.5f * bestQuick)
+      continue;
+    float ms = timeAlgorithm(dev.handle, desc, aLayout, bLayout, dLayout,
+                             candidates[i], ops, events, kTuneWarmup,
+                             kTuneIters);
+    if (ms >= 0 && (bestMs < 0 || ms < bestMs)) {
+      bestMs = ms;
+      best = candidates[i];
+    }
+  }
+  for (cudaEvent_t e : events)
+    (void)cudaEventDestroy(e);
+  if (ops.flush) {
+    (void)cudaStreamSynchronize(ops.stream);
+    (void)cudaFree(ops.flush);
+  }
+  return best;
+}
+
 /// Finds (in the device's cache or by a heuristic query) an algorithm for
 /// `desc` and the layouts, as configured for `key`. Returns the entry, found
 /// or not (shared: an evicted entry lives on in the plans holding it). A
 /// failed query throws (ERROR_OUT_OF_MEMORY for ALLOC_FAILED, else
-/// ERROR_CUBLAS) and caches nothing, so the next call asks again.
+/// ERROR_CUBLAS) and caches nothing, so the next call asks again. `tune`
+/// (FP8 GEMMs within fp8AutotuneMaxM only) replaces heuristic #0 by the
+/// fastest candidate on those operands before it is cached.
 std::shared_ptr<const AlgoEntry>
 findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
               cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
-              cublasLtMatrixLayout_t bLayout, cublasLtMatrixLayout_t dLayout) {
+              cublasLtMatrixLayout_t bLayout, cublasLtMatrixLayout_t dLayout,
+              const TuneOperands *tune = nullptr) {
   if (std::shared_ptr<const AlgoEntry> cached = dev.algos.find(key)) {
     ctx.counters.algoCacheHits.fetch_add(1, std::memory_order_relaxed);
     return cached;
@@ -464,7 +725,9 @@ findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
     break;
   case HeuristicOutcome::Found:
     entry->found = true;
-    entry->algo = result.algo;
+    entry->algo = tune ? tuneScaledAlgorithm(dev, key, desc, aLayout, bLayout,
+                                             dLayout, pref, result.algo, *tune)
+                       : result.algo;
     break;
   }
   return dev.algos.insert(key, std::move(entry), outcome);
@@ -601,8 +864,16 @@ void buildPlan(GemmPlan &plan, slinrt_context &ctx, DeviceState &dev,
     plan.bias = bias;
   }
 
+  // Scaled GEMMs never accumulate into D, so tuning may overwrite it.
+  TuneOperands ops{lt.a,
+                   lt.b,
+                   lt.d,
+                   ctx.cuda->workspace,
+                   ctx.cuda->workspaceBytes,
+                   static_cast<cudaStream_t>(ctx.stream)};
+  bool tune = lt.scaleMode >= 0 && lt.n <= fp8AutotuneMaxM();
   plan.entry = findAlgorithm(ctx, dev, key, plan.desc, plan.aLayout,
-                             plan.bLayout, plan.dLayout);
+                             plan.bLayout, plan.dLayout, tune ? &ops : nullptr);
   plan.found = plan.entry->found;
   plan.algo = plan.entry->algo;
   if (!plan.found) { // never run: keep only the answer

@@ -1,20 +1,26 @@
 //===- QuantizeKernels.cu - FP8 amax and cast kernels -----------*- C++ -*-===//
 //
 // The CUDA kernels of the FP8 quantization (see CUDAKernels.h): amax over
-// weight parts in one launch, the cast of the parts (and of a tensorwise
-// activation) tile by tile through shared memory so that both the row-major
-// and the transposed output are written in runs, a block-per-row quantizer
-// and a column-strip quantizer. Values, scales and bytes come from Float8.h,
-// shared with the CPU backend, in the same fp32 operations, so the targets
-// agree bit for bit. Inputs are read 16 bytes at a time where the layout
-// allows it. Nothing here allocates or synchronizes.
+// weight parts in one launch, a tiled cast (parts, tensorwise activations and
+// column-wise scales) that writes the row-major and the transposed output,
+// a block-per-row quantizer that keeps its row in registers, and a column
+// amax. Values, scales and bytes follow Float8.h, shared with the CPU
+// backend, in the same fp32 operations, so the targets agree bit for bit.
+// On sm89+ the cast uses the hardware FP8 conversion (round to nearest even,
+// saturating to the finite range, as satcast does), with NaN rewritten to
+// the Float8.h encoding; older devices run Float8.h's encoder. Nothing here
+// allocates or synchronizes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CUDAKernels.h"
 #include "Float8.h"
 
+#include <cuda_fp8.h>
+
 #include <algorithm>
+#include <atomic>
+#include <type_traits>
 
 namespace slinrt {
 namespace cuda {
@@ -24,14 +30,22 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 /// Elements per thread and load: 16 bytes of 16-bit types, two loads of fp32.
 constexpr int kVec = 8;
-/// Cast tiles: 32 rows x 64 columns, 8 elements per thread.
-constexpr int kTileRows = 32, kTileCols = 64;
-constexpr int64_t kMaxGridY = 65535;
+/// Warp tiles of the cast and column amax: 4 x 8 lanes, each 16 rows x 8
+/// columns, so that a lane writes 16 bytes of a column of outT.
+constexpr int kLaneRows = 16;
+constexpr int kTileRows = 4 * kLaneRows, kTileCols = 8 * kVec;
+/// Rows one warp of the column amax reduces before its atomics.
+constexpr int64_t kAmaxChunkRows = 2 * kTileRows;
+/// Largest row held in registers by the row quantizer: kThreads·kVec·8.
+constexpr int kMaxRowVectors = 8;
+/// Resident blocks of the amax per SM (its register bound): the grid is one
+/// wave of them.
+constexpr int kAmaxBlocksPerSM = 4;
 
 /// The parts of one launch, passed by value (kernel parameter space).
 struct PartsArg {
   Fp8Part parts[kMaxPartsPerLaunch];
-  /// Cast: first row tile of each part (prefix sums; one more entry).
+  /// Cast: first warp tile of each part (prefix sums; one more entry).
   int64_t tileStart[kMaxPartsPerLaunch + 1];
   int count;
 };
@@ -43,7 +57,7 @@ __device__ __forceinline__ void loadVector(const S *p, float (&v)[kVec]) {
   constexpr int perLoad = 16 / sizeof(S);
 #pragma unroll
   for (int l = 0; l < kVec / perLoad; ++l) {
-    uint4 raw = reinterpret_cast<const uint4 *>(p)[l];
+    uint4 raw = __ldg(reinterpret_cast<const uint4 *>(p) + l);
     S elems[perLoad];
     memcpy(elems, &raw, 16);
 #pragma unroll
@@ -56,9 +70,10 @@ __device__ __forceinline__ void loadVector(const S *p, float (&v)[kVec]) {
 /// past `cols` are 0), times colScale when given. Vector loads when
 /// `vectorOk` (16-byte aligned rows, cols a multiple of kVec).
 template <typename S>
-__device__ __forceinline__ void
-loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
-        const float *colScale, bool vectorOk, float (&v)[kVec]) {
+__device__ __forceinline__ void loadRun(const Fp8Part &part, int64_t cols,
+                                        int64_t r, int64_t c,
+                                        const float *colScale, bool vectorOk,
+                                        float (&v)[kVec]) {
   const S *row = static_cast<const S *>(part.data) + r * part.ld;
   if (vectorOk && c + kVec <= cols) {
     loadVector(row + c, v);
@@ -72,6 +87,53 @@ loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
     for (int j = 0; j < kVec; ++j)
       v[j] = c + j < cols ? v[j] * colScale[c + j] : 0.0f;
   }
+}
+
+/// satcast (Float8.h) of kVec floats into two words, element j in byte j.
+template <typename F8>
+__device__ __forceinline__ uint2 encodeVector(const float (&v)[kVec]) {
+  uint32_t w[2] = {0, 0};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  constexpr __nv_fp8_interpretation_t kind =
+      std::is_same<F8, Float8E4M3FN>::value ? __NV_E4M3 : __NV_E5M2;
+#pragma unroll
+  for (int j = 0; j < kVec; j += 2) {
+    uint32_t pair = __nv_cvt_float2_to_fp8x2(make_float2(v[j], v[j + 1]),
+                                             __NV_SATFINITE, kind);
+    w[j / 4] |= pair << (8 * (j % 4));
+  }
+  // The hardware's NaN is 0x7F whatever the sign; satcast keeps the sign.
+  // Everything else (rounding, saturation of large values and infinities,
+  // signed zeros) is satcast already.
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    uint32_t bits = bitCast<uint32_t>(v[j]);
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) {
+      uint32_t nan = ((bits >> 24) & 0x80u) | Fp8Format<F8>::kNaNBits;
+      w[j / 4] = (w[j / 4] & ~(0xFFu << (8 * (j % 4)))) |
+                 (nan << (8 * (j % 4)));
+    }
+  }
+#else
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    w[j / 4] |= uint32_t(encodeFp8<F8>(v[j])) << (8 * (j % 4));
+#endif
+  return make_uint2(w[0], w[1]);
+}
+
+/// Stores the first `n` (<= kVec) bytes of `q` at `dst`, 8 at a time when
+/// `vectorOk` and n == kVec.
+__device__ __forceinline__ void storeRun(uint8_t *dst, uint2 q, int64_t n,
+                                         bool vectorOk) {
+  if (vectorOk && n >= kVec) {
+    *reinterpret_cast<uint2 *>(dst) = q;
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < kVec; ++j)
+    if (j < n)
+      dst[j] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
 }
 
 /// The block-wide maximum of `bits` (every thread gets it).
@@ -91,27 +153,41 @@ __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
 }
 
 /// amax[i] = max |parts[i]| (times colScale): grid x chunks x parts, each
-/// block reduces its chunk and merges with atomicMax on the float bits.
+/// block reduces its chunk and merges with one atomicMax on the float bits.
 template <typename S>
-__global__ void amaxPartsKernel(PartsArg args, const float *colScale,
-                                uint32_t *amax) {
+__global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
+    amaxPartsKernel(PartsArg args, const float *colScale, uint32_t *amax) {
   const Fp8Part &part = args.parts[blockIdx.y];
   uint32_t best = 0;
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (part.ld == part.cols && !colScale && part.vectorOk) {
-    // Dense: one run of rows·cols elements, no index division.
+    // Dense: one run of rows·cols elements, eight loads in flight a thread.
+    constexpr int kUnroll = 8;
     const S *data = static_cast<const S *>(part.data);
     int64_t n = part.rows * part.cols;
-    for (int64_t i = tid * kVec; i + kVec <= n; i += threads * kVec) {
+    int64_t i = tid * kVec;
+    for (; i + (kUnroll - 1) * threads * kVec + kVec <= n;
+         i += kUnroll * threads * kVec) {
+      float v[kUnroll][kVec];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        loadVector(data + i + u * threads * kVec, v[u]);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          best = max(best, absBits(v[u][j]));
+    }
+    for (; i + kVec <= n; i += threads * kVec) {
       float v[kVec];
       loadVector(data + i, v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         best = max(best, absBits(v[j]));
     }
-    for (int64_t i = n / kVec * kVec + tid; i < n; i += threads)
-      best = max(best, absBits(toFloat(data[i])));
+    for (int64_t e = n / kVec * kVec + tid; e < n; e += threads)
+      best = max(best, absBits(toFloat(data[e])));
   } else {
     // Warp per row, lanes along the row.
     int lane = threadIdx.x % 32;
@@ -130,84 +206,333 @@ __global__ void amaxPartsKernel(PartsArg args, const float *colScale,
     atomicMax(&amax[blockIdx.y], best);
 }
 
-/// Casts the parts tile by tile, each with the scale of its amax; writes
-/// out [totalRows, cols], outT [cols, totalRows] (through shared memory),
-/// scaleInv per part and rowScaleInv per row (blocks of column tile 0).
+/// The cast of one dense part (rows·cols elements in one run, vectorOk)
+/// without outT, colScale or row scales: the tensorwise activation. A
+/// thread converts kDenseLoads vectors a step, a block's vectors
+/// contiguous, so that loads and 8-byte stores are both warp-contiguous.
+constexpr int kDenseLoads = 4;
 template <typename S, typename F8>
-__global__ void castPartsKernel(PartsArg args, int64_t cols, int64_t totalRows,
-                                const float *colScale, const float *amax,
-                                uint8_t *out, bool outVectorOk, uint8_t *outT,
-                                bool outTVectorOk, float *scaleInv,
-                                float *rowScaleInv) {
-  __shared__ __align__(8) uint8_t tileT[kTileCols][kTileRows + 8];
-  int64_t totalTiles = args.tileStart[args.count];
-  int tr = threadIdx.x / (kTileCols / kVec);
-  int tc = (threadIdx.x % (kTileCols / kVec)) * kVec;
-  int64_t c0 = int64_t(blockIdx.x) * kTileCols;
-  for (int64_t tile = blockIdx.y; tile < totalTiles; tile += gridDim.y) {
-    int p = 0;
-    while (args.tileStart[p + 1] <= tile)
-      ++p;
-    const Fp8Part &part = args.parts[p];
-    int64_t r0 = (tile - args.tileStart[p]) * kTileRows;
-    float scale = fp8Scale(amax[p], Fp8Format<F8>::kMax);
-    if (blockIdx.x == 0) {
-      if (scaleInv && r0 == 0 && threadIdx.x == 0)
-        scaleInv[p] = 1.0f / scale;
-      if (rowScaleInv && threadIdx.x < kTileRows &&
-          r0 + threadIdx.x < part.rows)
-        rowScaleInv[part.rowOffset + r0 + threadIdx.x] = 1.0f / scale;
-    }
-    int64_t r = r0 + tr, c = c0 + tc;
-    uint8_t q[kVec] = {};
-    if (r < part.rows && c < cols) {
-      float v[kVec];
-      loadRun<S>(part, cols, r, c, colScale, part.vectorOk, v);
+__global__ void __launch_bounds__(kThreads)
+    castDenseKernel(const S *x, int64_t vectors, const float *amax,
+                    uint8_t *out, bool outVectorOk, float *scaleInv) {
+  float scale = fp8Scale(*amax, Fp8Format<F8>::kMax);
+  if (scaleInv && blockIdx.x == 0 && threadIdx.x == 0)
+    *scaleInv = 1.0f / scale;
+  for (int64_t first = int64_t(blockIdx.x) * kThreads * kDenseLoads +
+                       threadIdx.x;
+       first < vectors; first += int64_t(gridDim.x) * kThreads * kDenseLoads) {
+    float v[kDenseLoads][kVec];
+#pragma unroll
+    for (int u = 0; u < kDenseLoads; ++u)
+      if (first + u * kThreads < vectors)
+        loadVector(x + (first + u * kThreads) * kVec, v[u]);
+#pragma unroll
+    for (int u = 0; u < kDenseLoads; ++u) {
+      int64_t vi = first + u * kThreads;
+      if (vi >= vectors)
+        continue;
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        q[j] = encodeFp8<F8>(v[j] * scale);
-      if (out) {
-        uint8_t *dst = out + (part.rowOffset + r) * cols + c;
-        if (outVectorOk && c + kVec <= cols) {
-          uint2 packed;
-          memcpy(&packed, q, 8);
-          *reinterpret_cast<uint2 *>(dst) = packed;
-        } else {
-          for (int j = 0; j < kVec && c + j < cols; ++j)
-            dst[j] = q[j];
-        }
+        v[u][j] = v[u][j] * scale;
+      storeRun(out + vi * kVec, encodeVector<F8>(v[u]), kVec, outVectorOk);
+    }
+  }
+}
+
+/// Where a warp tile lies: its part, first row and first column.
+struct WarpTile {
+  int part;
+  int64_t r0, c0;
+};
+
+__device__ __forceinline__ WarpTile locateTile(const PartsArg &args,
+                                               int64_t tile, int64_t colTiles) {
+  int p = 0;
+  while (args.tileStart[p + 1] <= tile)
+    ++p;
+  int64_t local = tile - args.tileStart[p];
+  return {p, local / colTiles * kTileRows, local % colTiles * kTileCols};
+}
+
+/// Casts the parts warp tile by warp tile (64 x 64 elements; a lane owns
+/// 16 rows x 8 columns, read 16 bytes a row). The scale is the part's
+/// (from amax[p]) or, when PerColumn, column c's (from the amax bits in
+/// colAmax[c]). Writes out [totalRows, cols] in 8-byte runs, outT [cols,
+/// totalRows] in 16-byte column runs (a byte transpose in registers), and,
+/// unless PerColumn, scaleInv per part and rowScaleInv per row.
+template <typename S, typename F8, bool PerColumn>
+__global__ void __launch_bounds__(kThreads)
+    castTilesKernel(PartsArg args, int64_t cols, int64_t totalRows,
+                    int64_t colTiles, const float *colScale, const float *amax,
+                    const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
+                    uint8_t *outT, bool outTVectorOk, float *scaleInv,
+                    float *rowScaleInv) {
+  constexpr float kMax = Fp8Format<F8>::kMax;
+  int lane = threadIdx.x % 32;
+  int rg = lane / 8, cg = lane % 8;
+  int64_t totalTiles = args.tileStart[args.count];
+  int64_t warps = int64_t(gridDim.x) * kWarps;
+  for (int64_t tile = blockIdx.x * int64_t(kWarps) + threadIdx.x / 32;
+       tile < totalTiles; tile += warps) {
+    WarpTile t = locateTile(args, tile, colTiles);
+    const Fp8Part &part = args.parts[t.part];
+    float partScale = 1.0f;
+    if (!PerColumn) {
+      partScale = fp8Scale(amax[t.part], kMax);
+      if (t.c0 == 0) {
+        if (scaleInv && t.r0 == 0 && lane == 0)
+          scaleInv[t.part] = 1.0f / partScale;
+        if (rowScaleInv)
+          for (int64_t r = t.r0 + lane; r < t.r0 + kTileRows && r < part.rows;
+               r += 32)
+            rowScaleInv[part.rowOffset + r] = 1.0f / partScale;
       }
+    }
+    int64_t r0 = t.r0 + rg * kLaneRows, c = t.c0 + cg * kVec;
+    if (c >= cols || r0 >= part.rows)
+      continue;
+    int64_t nCols = min(int64_t(kVec), cols - c);
+    int nRows = int(min(int64_t(kLaneRows), part.rows - r0));
+    float mul[kVec]; // colScale · scale, applied in that order
+    float cs[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      cs[j] = colScale && j < nCols ? colScale[c + j] : 1.0f;
+      mul[j] = PerColumn ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]),
+                                                 kMax)
+                                      : 1.0f)
+                         : partScale;
+    }
+    uint2 q[kLaneRows];
+    if (part.vectorOk && nCols == kVec && nRows == kLaneRows) {
+      // Fast path: all loads in flight first (loads, then the stores that
+      // might alias them).
+      constexpr int kLoads = kVec * sizeof(S) / 16;
+      uint4 raw[kLaneRows][kLoads];
+      const S *src = static_cast<const S *>(part.data) + r0 * part.ld + c;
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i)
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l)
+          raw[i][l] = __ldg(reinterpret_cast<const uint4 *>(src + i * part.ld) + l);
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i) {
+        S elems[kVec];
+        memcpy(elems, raw[i], sizeof(elems));
+        float v[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          v[j] = toFloat(elems[j]);
+          if (colScale)
+            v[j] = v[j] * cs[j];
+          v[j] = v[j] * mul[j];
+        }
+        q[i] = encodeVector<F8>(v);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i) {
+        float v[kVec];
+        if (i < nRows) {
+          loadRun<S>(part, cols, r0 + i, c, colScale, part.vectorOk, v);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            v[j] = v[j] * mul[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            v[j] = 0.0f;
+        }
+        q[i] = encodeVector<F8>(v);
+      }
+    }
+    if (out) {
+      uint8_t *dst = out + (part.rowOffset + r0) * cols + c;
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i)
+        if (i < nRows)
+          storeRun(dst + i * cols, q[i], nCols, outVectorOk);
     }
     if (!outT)
       continue;
+    // Byte transpose: column j of the lane's 16 x 8 block, rows in order.
+    uint32_t colWords[kVec][kLaneRows / 4];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      tileT[tc + j][tr] = q[j];
-    __syncthreads();
-    // Thread: column tile column (threadIdx.x / 4), 8 rows from 8·(x % 4).
-    int col = threadIdx.x / (kTileRows / kVec);
-    int rowInTile = (threadIdx.x % (kTileRows / kVec)) * kVec;
-    int64_t k = c0 + col, rr = r0 + rowInTile;
-    if (k < cols && rr < part.rows) {
-      uint8_t *dst = outT + k * totalRows + part.rowOffset + rr;
-      if (outTVectorOk && rr + kVec <= part.rows) {
-        *reinterpret_cast<uint2 *>(dst) =
-            *reinterpret_cast<const uint2 *>(&tileT[col][rowInTile]);
+    for (int g = 0; g < kLaneRows / 4; ++g)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint32_t a = h ? q[4 * g].y : q[4 * g].x;
+        uint32_t b = h ? q[4 * g + 1].y : q[4 * g + 1].x;
+        uint32_t cc = h ? q[4 * g + 2].y : q[4 * g + 2].x;
+        uint32_t d = h ? q[4 * g + 3].y : q[4 * g + 3].x;
+        uint32_t t0 = __byte_perm(a, b, 0x5140), t1 = __byte_perm(cc, d, 0x5140);
+        uint32_t t2 = __byte_perm(a, b, 0x7362), t3 = __byte_perm(cc, d, 0x7362);
+        colWords[4 * h + 0][g] = __byte_perm(t0, t1, 0x5410);
+        colWords[4 * h + 1][g] = __byte_perm(t0, t1, 0x7632);
+        colWords[4 * h + 2][g] = __byte_perm(t2, t3, 0x5410);
+        colWords[4 * h + 3][g] = __byte_perm(t2, t3, 0x7632);
+      }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      if (j >= nCols)
+        continue;
+      uint8_t *dst = outT + (c + j) * totalRows + part.rowOffset + r0;
+      if (outTVectorOk && nRows == kLaneRows) {
+        *reinterpret_cast<uint4 *>(dst) = make_uint4(
+            colWords[j][0], colWords[j][1], colWords[j][2], colWords[j][3]);
       } else {
-        for (int j = 0; j < kVec && rr + j < part.rows; ++j)
-          dst[j] = tileT[col][rowInTile + j];
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i) // constant indices: registers
+          if (i < nRows)
+            dst[i] = uint8_t(colWords[j][i / 4] >> (8 * (i % 4)));
       }
     }
-    __syncthreads(); // tileT is rewritten by the next tile
+  }
+}
+
+/// colAmax[c] = max(colAmax[c], max_r |x[r, c] (· colScale[c])|) as float
+/// bits: a warp reduces 64 columns over kAmaxChunkRows rows, then one
+/// atomicMax per column.
+template <typename S>
+__global__ void __launch_bounds__(kThreads)
+    colAmaxKernel(Fp8Part x, int64_t colTiles, const float *colScale,
+                  uint32_t *colAmax) {
+  int lane = threadIdx.x % 32;
+  int rg = lane / 8, cg = lane % 8;
+  int64_t chunks = (x.rows + kAmaxChunkRows - 1) / kAmaxChunkRows;
+  int64_t jobs = chunks * colTiles;
+  int64_t warps = int64_t(gridDim.x) * kWarps;
+  for (int64_t job = blockIdx.x * int64_t(kWarps) + threadIdx.x / 32;
+       job < jobs; job += warps) {
+    int64_t c = job % colTiles * kTileCols + cg * kVec;
+    int64_t rEnd = min(x.rows, (job / colTiles + 1) * kAmaxChunkRows);
+    uint32_t best[kVec] = {};
+    int64_t nCols = min(int64_t(kVec), x.cols - c);
+    for (int64_t r0 = job / colTiles * kAmaxChunkRows + rg * kLaneRows;
+         r0 < rEnd && nCols > 0; r0 += kTileRows) {
+      if (x.vectorOk && nCols == kVec && r0 + kLaneRows <= rEnd && !colScale) {
+        float v[kLaneRows][kVec];
+        const S *src = static_cast<const S *>(x.data) + r0 * x.ld + c;
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i)
+          loadVector(src + i * x.ld, v[i]);
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i)
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            best[j] = max(best[j], absBits(v[i][j]));
+      } else {
+        for (int64_t r = r0; r < r0 + kLaneRows && r < rEnd; ++r) {
+          float v[kVec];
+          loadRun<S>(x, x.cols, r, c, colScale, x.vectorOk, v);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            best[j] = max(best[j], absBits(v[j]));
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      best[j] = max(best[j], __shfl_xor_sync(0xFFFFFFFFu, best[j], 8));
+      best[j] = max(best[j], __shfl_xor_sync(0xFFFFFFFFu, best[j], 16));
+    }
+    if (rg == 0)
+      for (int j = 0; j < kVec && j < nCols; ++j)
+        if (best[j] != 0)
+          atomicMax(&colAmax[c + j], best[j]);
+  }
+}
+
+/// From the column amax bits in `bits` (the scaleInv buffer): amax[k] (when
+/// given) and scaleInv[k] = 1 / scale, in place.
+template <typename F8>
+__global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
+  for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < K;
+       k += int64_t(gridDim.x) * blockDim.x) {
+    float colAmax = scaleInv[k]; // the bits of the amax
+    if (amax)
+      amax[k] = colAmax;
+    scaleInv[k] = 1.0f / fp8Scale(colAmax, Fp8Format<F8>::kMax);
+  }
+}
+
+/// Quantizes each row of x with its own amax, a block per row with the row
+/// in registers (kVec·V elements a thread, read 16 bytes at a time; rows
+/// with vectorOk and cols <= kThreads·kVec·V). The next row's loads are in
+/// flight while a row is reduced and written.
+template <typename S, typename F8, int V>
+__global__ void __launch_bounds__(kThreads)
+    quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale,
+                                  float *amax, float *scaleInv, uint8_t *out,
+                                  bool outVectorOk, uint8_t *outT) {
+  constexpr int kLoads = kVec * sizeof(S) / 16;
+  int64_t K = x.cols, M = x.rows;
+  const S *data = static_cast<const S *>(x.data);
+  uint4 raw[V][kLoads];
+  auto loadRow = [&](int64_t r) {
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      if (r < M && c < K)
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l)
+          raw[u][l] =
+              __ldg(reinterpret_cast<const uint4 *>(data + r * x.ld + c) + l);
+    }
+  };
+  int64_t r = blockIdx.x;
+  loadRow(r);
+  for (; r < M; r += gridDim.x) {
+    float v[V][kVec];
+    uint32_t best = 0;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      S elems[kVec];
+      memcpy(elems, raw[u], sizeof(elems));
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        v[u][j] = toFloat(elems[j]);
+        if (colScale && c < K)
+          v[u][j] = v[u][j] * colScale[c + j];
+        if (c < K)
+          best = max(best, absBits(v[u][j]));
+      }
+    }
+    loadRow(r + gridDim.x);
+    float rowAmax = bitCast<float>(blockMax(best));
+    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
+    if (threadIdx.x == 0) {
+      if (amax)
+        amax[r] = rowAmax;
+      scaleInv[r] = 1.0f / scale;
+    }
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      if (c >= K)
+        continue;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[u][j] = v[u][j] * scale;
+      uint2 q = encodeVector<F8>(v[u]);
+      if (out)
+        storeRun(out + r * K + c, q, kVec, outVectorOk);
+      if (outT)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
+    }
   }
 }
 
 /// Quantizes each row of x with its own amax: a block per row reads the
-/// row twice (the second time from cache).
+/// row twice (the second time from cache); any layout and length.
 template <typename S, typename F8>
-__global__ void quantizeRowsKernel(Fp8Part x, const float *colScale,
-                                   float *amax, float *scaleInv, uint8_t *out,
-                                   bool outVectorOk, uint8_t *outT) {
+__global__ void __launch_bounds__(kThreads)
+    quantizeRowsKernel(Fp8Part x, const float *colScale, float *amax,
+                       float *scaleInv, uint8_t *out, bool outVectorOk,
+                       uint8_t *outT) {
   int64_t K = x.cols, M = x.rows;
   for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
     uint32_t best = 0;
@@ -230,86 +555,15 @@ __global__ void quantizeRowsKernel(Fp8Part x, const float *colScale,
          c += int64_t(blockDim.x) * kVec) {
       float v[kVec];
       loadRun<S>(x, K, r, c, colScale, x.vectorOk, v);
-      uint8_t q[kVec];
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        q[j] = encodeFp8<F8>(v[j] * scale);
-      if (out) {
-        uint8_t *dst = out + r * K + c;
-        if (outVectorOk && c + kVec <= K) {
-          uint2 packed;
-          memcpy(&packed, q, 8);
-          *reinterpret_cast<uint2 *>(dst) = packed;
-        } else {
-          for (int j = 0; j < kVec && c + j < K; ++j)
-            dst[j] = q[j];
-        }
-      }
+        v[j] = v[j] * scale;
+      uint2 q = encodeVector<F8>(v);
+      if (out)
+        storeRun(out + r * K + c, q, K - c, outVectorOk);
       if (outT)
         for (int j = 0; j < kVec && c + j < K; ++j)
-          outT[(c + j) * M + r] = q[j];
-    }
-  }
-}
-
-/// Quantizes each column of x with its own amax: a block of 32 x 8 threads
-/// per strip of 32 columns; the cast goes through a 32 x 32 shared tile so
-/// that out and outT are both written in 32-byte runs.
-template <typename S, typename F8>
-__global__ void quantizeColsKernel(Fp8Part x, const float *colScale,
-                                   float *amax, float *scaleInv, uint8_t *out,
-                                   uint8_t *outT) {
-  __shared__ uint32_t partial[8][32];
-  __shared__ float scales[32];
-  __shared__ uint8_t tile[32][33];
-  int64_t K = x.cols, M = x.rows;
-  int tx = threadIdx.x, ty = threadIdx.y;
-  const S *data = static_cast<const S *>(x.data);
-  auto valueAt = [&](int64_t m, int64_t k) {
-    float v = toFloat(data[m * x.ld + k]);
-    return colScale ? v * colScale[k] : v;
-  };
-  for (int64_t k0 = int64_t(blockIdx.x) * 32; k0 < K;
-       k0 += int64_t(gridDim.x) * 32) {
-    int64_t k = k0 + tx;
-    uint32_t best = 0;
-    if (k < K)
-      for (int64_t m = ty; m < M; m += 8)
-        best = max(best, absBits(valueAt(m, k)));
-    partial[ty][tx] = best;
-    __syncthreads();
-    if (ty == 0) {
-      for (int i = 1; i < 8; ++i)
-        best = max(best, partial[i][tx]);
-      float colAmax = bitCast<float>(best);
-      float scale = fp8Scale(colAmax, Fp8Format<F8>::kMax);
-      scales[tx] = scale;
-      if (k < K) {
-        if (amax)
-          amax[k] = colAmax;
-        scaleInv[k] = 1.0f / scale;
-      }
-    }
-    __syncthreads();
-    for (int64_t m0 = 0; m0 < M && (out || outT); m0 += 32) {
-      for (int i = ty; i < 32; i += 8) {
-        int64_t m = m0 + i;
-        uint8_t q = 0;
-        if (m < M && k < K) {
-          q = encodeFp8<F8>(valueAt(m, k) * scales[tx]);
-          if (out)
-            out[m * K + k] = q;
-        }
-        tile[i][tx] = q;
-      }
-      __syncthreads();
-      if (outT)
-        for (int i = ty; i < 32; i += 8) {
-          int64_t kk = k0 + i, m = m0 + tx;
-          if (kk < K && m < M)
-            outT[kk * M + m] = tile[tx][i];
-        }
-      __syncthreads();
+          outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
     }
   }
 }
@@ -343,17 +597,100 @@ bool aligned(const void *p, uintptr_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
 
-/// Copies parts[first, first + count) into a launch argument (tile counts of
-/// at least 1, so that empty parts still get their scales written).
-PartsArg partsArg(const Fp8Part *parts, int first, int count) {
+/// The current device's SM count (cached per device; 132 if unknown).
+int64_t smCount() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> counts[kDevices];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 ||
+      device >= kDevices) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  int n = counts[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) !=
+            cudaSuccess ||
+        n <= 0) {
+      (void)cudaGetLastError();
+      n = 132;
+    }
+    counts[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Blocks of kThreads of `kernel` resident on the whole device (at least
+/// one per SM).
+template <typename Kernel> int64_t residentBlocks(Kernel kernel) {
+  int perSM = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads,
+                                                    0) != cudaSuccess ||
+      perSM <= 0) {
+    (void)cudaGetLastError();
+    perSM = 1;
+  }
+  return int64_t(perSM) * smCount();
+}
+
+/// Blocks for `warpJobs` jobs of one warp each: all of them up to 16 blocks
+/// per SM, then grid-stride.
+unsigned warpJobBlocks(int64_t warpJobs) {
+  return unsigned(std::max<int64_t>(
+      1, std::min(ceilDiv(warpJobs, kWarps), 16 * smCount())));
+}
+
+/// Copies parts[first, first + count) into a launch argument; tileStart in
+/// warp tiles of `colTiles` columns (at least one row of tiles, so that
+/// empty parts still get their scales written).
+PartsArg partsArg(const Fp8Part *parts, int first, int count,
+                  int64_t colTiles) {
   PartsArg args{};
   args.count = count;
   for (int i = 0; i < count; ++i) {
     args.parts[i] = parts[first + i];
-    int64_t tiles = (parts[first + i].rows + kTileRows - 1) / kTileRows;
-    args.tileStart[i + 1] = args.tileStart[i] + std::max<int64_t>(tiles, 1);
+    int64_t rowTiles = ceilDiv(parts[first + i].rows, kTileRows);
+    args.tileStart[i + 1] =
+        args.tileStart[i] + std::max<int64_t>(rowTiles, 1) * colTiles;
   }
   return args;
+}
+
+/// Launches castTilesKernel over parts[0, numParts) in groups of
+/// kMaxPartsPerLaunch.
+template <bool PerColumn>
+cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
+                            const Fp8Part *parts, int numParts, int64_t cols,
+                            int64_t totalRows, const float *colScale,
+                            const float *amax, const uint32_t *colAmax,
+                            uint8_t *out, uint8_t *outT, float *scaleInv,
+                            float *rowScaleInv, cudaStream_t stream) {
+  bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
+  bool outTVectorOk = aligned(outT, 16) && totalRows % 16 == 0;
+  int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
+  for (int first = 0; first < numParts; first += kMaxPartsPerLaunch) {
+    int count = std::min(numParts - first, kMaxPartsPerLaunch);
+    PartsArg args = partsArg(parts, first, count, colTiles);
+    bool groupOutTOk = outTVectorOk;
+    for (int i = 0; i < count; ++i)
+      groupOutTOk = groupOutTOk && args.parts[i].rowOffset % 16 == 0;
+    unsigned blocks = warpJobBlocks(args.tileStart[count]);
+    cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
+      using S = decltype(s);
+      using F8 = decltype(f);
+      return launchKernel(&castTilesKernel<S, F8, PerColumn>, dim3(blocks),
+                          dim3(kThreads), stream, args, cols, totalRows,
+                          colTiles, colScale,
+                          amax ? amax + first : nullptr, colAmax, out,
+                          outVectorOk, outT, groupOutTOk,
+                          scaleInv ? scaleInv + first : nullptr, rowScaleInv);
+    });
+    if (err != cudaSuccess)
+      return err;
+  }
+  return cudaSuccess;
 }
 
 } // namespace
@@ -367,15 +704,15 @@ cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
                             cudaStream_t stream) {
   for (int first = 0; first < numParts; first += kMaxPartsPerLaunch) {
     int count = std::min(numParts - first, kMaxPartsPerLaunch);
-    PartsArg args = partsArg(parts, first, count);
+    PartsArg args = partsArg(parts, first, count, 1);
     int64_t largest = 0;
     for (int i = 0; i < count; ++i)
       largest = std::max(largest, args.parts[i].rows * args.parts[i].cols);
-    // About 8 blocks per SM over all parts, fewer for small parts.
+    // One wave over all parts, fewer blocks for small parts.
     int64_t blocks = std::max<int64_t>(
-        1,
-        std::min<int64_t>((largest + kThreads * kVec - 1) / (kThreads * kVec),
-                          std::max<int64_t>(1024 / count, 8)));
+        1, std::min<int64_t>(
+               ceilDiv(largest, kThreads * kVec * 8),
+               std::max<int64_t>(kAmaxBlocksPerSM * smCount() / count, 8)));
     cudaError_t err = dispatchQuant(src, SLINRT_F8E4M3FN, [&](auto s, auto) {
       using S = decltype(s);
       return launchKernel(&amaxPartsKernel<S>,
@@ -395,28 +732,24 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             const float *amax, uint8_t *out, uint8_t *outT,
                             float *scaleInv, float *rowScaleInv,
                             cudaStream_t stream) {
-  bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
-  bool outTVectorOk = aligned(outT, 8) && totalRows % kVec == 0;
-  for (int first = 0; first < numParts; first += kMaxPartsPerLaunch) {
-    int count = std::min(numParts - first, kMaxPartsPerLaunch);
-    PartsArg args = partsArg(parts, first, count);
-    for (int i = 0; i < count; ++i)
-      outTVectorOk = outTVectorOk && args.parts[i].rowOffset % kVec == 0;
-    int64_t colTiles = std::max<int64_t>(1, (cols + kTileCols - 1) / kTileCols);
-    int64_t rowTiles = std::min(args.tileStart[count], kMaxGridY);
-    cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
+  if (numParts == 1 && !outT && !colScale && !rowScaleInv && out &&
+      parts[0].vectorOk && parts[0].ld == cols && parts[0].rows > 0) {
+    const Fp8Part &x = parts[0];
+    int64_t vectors = x.rows * cols / kVec;
+    return dispatchQuant(src, dst, [&](auto s, auto f) {
       using S = decltype(s);
       using F8 = decltype(f);
-      return launchKernel(
-          &castPartsKernel<S, F8>, dim3(unsigned(colTiles), unsigned(rowTiles)),
-          dim3(kThreads), stream, args, cols, totalRows, colScale, amax + first,
-          out, outVectorOk, outT, outTVectorOk,
-          scaleInv ? scaleInv + first : nullptr, rowScaleInv);
+      auto kernel = &castDenseKernel<S, F8>;
+      unsigned blocks = unsigned(std::min(
+          ceilDiv(vectors, kThreads * kDenseLoads), residentBlocks(kernel)));
+      return launchKernel(kernel, dim3(blocks), dim3(kThreads), stream,
+                          static_cast<const S *>(x.data), vectors, amax, out,
+                          aligned(out, 8), scaleInv);
     });
-    if (err != cudaSuccess)
-      return err;
   }
-  return cudaSuccess;
+  return launchCastTiles<false>(src, dst, parts, numParts, cols, totalRows,
+                                colScale, amax, nullptr, out, outT, scaleInv,
+                                rowScaleInv, stream);
 }
 
 cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
@@ -426,11 +759,28 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
   if (x.rows <= 0)
     return cudaSuccess;
   bool outVectorOk = aligned(out, 8) && x.cols % kVec == 0;
-  int64_t blocks = std::min<int64_t>(x.rows, 1 << 16);
+  unsigned blocks = unsigned(std::min<int64_t>(x.rows, 1 << 16));
+  int vectors = int(ceilDiv(x.cols, kThreads * kVec));
   return dispatchQuant(src, dst, [&](auto s, auto f) {
     using S = decltype(s);
     using F8 = decltype(f);
-    return launchKernel(&quantizeRowsKernel<S, F8>, dim3(unsigned(blocks)),
+    auto inRegisters = [&](auto kernel) {
+      // Resident blocks only: each loops over rows, prefetching the next.
+      unsigned grid =
+          unsigned(std::min<int64_t>(blocks, residentBlocks(kernel)));
+      return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
+                          colScale, amax, scaleInv, out, outVectorOk, outT);
+    };
+    if (x.vectorOk && vectors <= kMaxRowVectors) {
+      if (vectors <= 1)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 1>);
+      if (vectors <= 2)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 2>);
+      if (vectors <= 4)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 4>);
+      return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 8>);
+    }
+    return launchKernel(&quantizeRowsKernel<S, F8>, dim3(blocks),
                         dim3(kThreads), stream, x, colScale, amax, scaleInv,
                         out, outVectorOk, outT);
   });
@@ -442,13 +792,40 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                uint8_t *outT, cudaStream_t stream) {
   if (x.cols <= 0)
     return cudaSuccess;
-  int64_t blocks = std::min<int64_t>((x.cols + 31) / 32, 1 << 16);
-  return dispatchQuant(src, dst, [&](auto s, auto f) {
-    using S = decltype(s);
+  // The column amax bits accumulate in scaleInv, which the cast reads and a
+  // last kernel turns into 1 / scale.
+  uint32_t *colAmax = reinterpret_cast<uint32_t *>(scaleInv);
+  cudaError_t err =
+      cudaMemsetAsync(colAmax, 0, size_t(x.cols) * sizeof(float), stream);
+  if (err != cudaSuccess)
+    return err;
+  int64_t colTiles = ceilDiv(x.cols, kTileCols);
+  int64_t jobs = colTiles * ceilDiv(x.rows, kAmaxChunkRows);
+  if (x.rows > 0) {
+    err = dispatchQuant(src, dst, [&](auto s, auto) {
+      using S = decltype(s);
+      return launchKernel(&colAmaxKernel<S>, dim3(warpJobBlocks(jobs)),
+                          dim3(kThreads), stream, x, colTiles, colScale,
+                          colAmax);
+    });
+    if (err != cudaSuccess)
+      return err;
+  }
+  if (x.rows > 0 && (out || outT)) {
+    Fp8Part part = x;
+    part.rowOffset = 0;
+    err = launchCastTiles<true>(src, dst, &part, 1, x.cols, x.rows, colScale,
+                                nullptr, colAmax, out, outT, nullptr, nullptr,
+                                stream);
+    if (err != cudaSuccess)
+      return err;
+  }
+  return dispatchQuant(src, dst, [&](auto, auto f) {
     using F8 = decltype(f);
-    return launchKernel(&quantizeColsKernel<S, F8>, dim3(unsigned(blocks)),
-                        dim3(32, 8), stream, x, colScale, amax, scaleInv, out,
-                        outT);
+    return launchKernel(&finishColsKernel<F8>,
+                        dim3(unsigned(std::min<int64_t>(
+                            ceilDiv(x.cols, kThreads), 4 * smCount()))),
+                        dim3(kThreads), stream, x.cols, amax, scaleInv);
   });
 }
 

@@ -21,6 +21,7 @@
 
 #include "KernelPlan.h"
 #include "OpHandles.h"
+#include "SavedCall.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -98,29 +99,16 @@ public:
                             const at::Tensor &input, at::TensorList parts,
                             int64_t numWeights, bool hasBias) {
     std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
-    c10::List<bool> needs;
-    needs.push_back(input.requires_grad());
-    bool anyWeightNeeds = false;
-    std::vector<int64_t> rows;
-    for (int64_t i = 0; i < static_cast<int64_t>(parts.size()); ++i) {
-      needs.push_back(parts[i].requires_grad());
-      if (i < numWeights) {
-        anyWeightNeeds |= parts[i].requires_grad();
-        rows.push_back(parts[i].dim() >= 1 ? parts[i].size(0) : 0); // the op checks
-      }
-    }
+    SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
     // Only what backward reads: the input for wgrad, the weights for dgrad.
     // The same decision in the forward and in an activation-checkpointing
     // recompute (it depends on requires_grad only), so the saved counts match.
     std::vector<at::Tensor> saved;
-    if (anyWeightNeeds)
+    if (call.needs.anyWeight())
       saved.push_back(input);
     if (input.requires_grad())
       saved.insert(saved.end(), weight.begin(), weight.end());
     ctx->save_for_backward(saved);
-    ctx->saved_data["needs"] = needs;
-    ctx->saved_data["rows"] = rows;
-    ctx->saved_data["has_bias"] = hasBias;
     at::AutoDispatchBelowADInplaceOrView guard;
     if (!hasBias)
       return ops().linear.call(input, weight, std::nullopt);
@@ -132,18 +120,11 @@ public:
            torch::autograd::variable_list gradOutputs) {
     at::Tensor grad = gradOutputs[0];
     std::vector<at::Tensor> saved = ctx->get_saved_variables();
-    c10::List<bool> flags = ctx->saved_data["needs"].toBoolList();
-    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
+    SavedCall call = loadCall(ctx);
+    const GradNeeds &needs = call.needs;
+    const std::vector<int64_t> &rows = call.rows, &offsets = call.offsets;
     int64_t n = static_cast<int64_t>(rows.size());
-    bool hasBias = ctx->saved_data["has_bias"].toBool();
-    GradNeeds needs;
-    needs.input = flags.get(0);
-    for (int64_t i = 0; i < n; ++i) {
-      needs.weights.push_back(flags.get(1 + i));
-      if (hasBias)
-        needs.biases.push_back(flags.get(1 + n + i));
-    }
-    auto biasNeeds = [&](int64_t i) { return hasBias && needs.biases[i]; };
+    bool hasBias = call.hasBias;
     bool anyWeightNeeds = needs.anyWeight();
     at::Tensor input = anyWeightNeeds ? saved[0] : at::Tensor();
     auto weightBegin = saved.begin() + (anyWeightNeeds ? 1 : 0);
@@ -152,9 +133,7 @@ public:
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
     if (needs.input)
       grads[0] = ops().dgrad.call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
-    std::vector<int64_t> offsets{0};
-    for (int64_t r : rows)
-      offsets.push_back(offsets.back() + r);
+    bool biasLeft = false;
     for (const WgradRun &run : wgradRuns(needs)) {
       int64_t i = run.begin, j = run.end;
       at::Tensor block = (i == 0 && j == n)
@@ -163,17 +142,18 @@ public:
       auto [dw, db] = ops().wgrad.call(block, input, run.biasGradient);
       for (int64_t p = i; p < j; ++p) {
         grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], rows[p]);
-        if (run.biasGradient && biasNeeds(p))
+        if (run.biasGradient && call.biasNeeds(p))
           grads[1 + n + p] = db.narrow(0, offsets[p] - offsets[i], rows[p]);
       }
     }
-    at::Tensor flat;
-    for (int64_t p = 0; hasBias && p < n; ++p) {
-      if (!biasNeeds(p) || grads[1 + n + p].defined())
-        continue;
-      if (!flat.defined())
-        flat = flatten2d(grad);
-      grads[1 + n + p] = flat.narrow(1, offsets[p], rows[p]).sum(0);
+    // Bias gradients of frozen weight parts: column sums of dy.
+    for (int64_t p = 0; p < n; ++p)
+      biasLeft |= call.biasNeeds(p) && !grads[1 + n + p].defined();
+    if (biasLeft) {
+      std::vector<at::Tensor> db = biasGradients(grad, call);
+      for (int64_t p = 0; p < n; ++p)
+        if (call.biasNeeds(p) && !grads[1 + n + p].defined())
+          grads[1 + n + p] = db[p];
     }
     return grads;
   }

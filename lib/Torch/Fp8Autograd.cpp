@@ -28,6 +28,7 @@
 #include "Fp8Ops.h"
 #include "KernelPlan.h"
 #include "OpHandles.h"
+#include "SavedCall.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -68,17 +69,8 @@ public:
     checkFp8LinearArgs(input, weight, bias, kOp);
     Fp8Recipe recipe = parseFp8Recipe(recipeName, kOp);
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
-    bool needInput = input.requires_grad();
-    bool anyWeight = false;
-    std::vector<bool> needs{needInput};
-    std::vector<int64_t> rows;
-    for (int64_t i = 0; i < static_cast<int64_t>(parts.size()); ++i) {
-      needs.push_back(parts[i].requires_grad());
-      if (i < numWeights) {
-        anyWeight |= parts[i].requires_grad();
-        rows.push_back(parts[i].size(0));
-      }
-    }
+    SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
+    bool needInput = call.needs.input, anyWeight = call.needs.anyWeight();
     at::AutoDispatchBelowADInplaceOrView guard;
     const OpHandles &h = ops();
     // Tensorwise wgrad reuses the forward's scale, so the transposed copy
@@ -122,12 +114,6 @@ public:
       }
     }
     ctx->save_for_backward(saved);
-    c10::List<bool> flags;
-    for (bool b : needs)
-      flags.push_back(b);
-    ctx->saved_data["needs"] = flags;
-    ctx->saved_data["rows"] = rows;
-    ctx->saved_data["has_bias"] = hasBias;
     ctx->saved_data["recipe"] = static_cast<int64_t>(recipe);
     ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
     return y;
@@ -138,20 +124,13 @@ public:
            torch::autograd::variable_list gradOutputs) {
     at::Tensor grad = gradOutputs[0];
     std::vector<at::Tensor> saved = ctx->get_saved_variables();
-    c10::List<bool> flags = ctx->saved_data["needs"].toBoolList();
-    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
-    int64_t n = static_cast<int64_t>(rows.size());
-    bool hasBias = ctx->saved_data["has_bias"].toBool();
+    SavedCall call = loadCall(ctx);
+    const GradNeeds &needs = call.needs;
+    int64_t n = static_cast<int64_t>(call.rows.size());
+    bool hasBias = call.hasBias;
     auto recipe = static_cast<Fp8Recipe>(ctx->saved_data["recipe"].toInt());
     at::ScalarType weightDtype = ctx->saved_data["weight_dtype"].toScalarType();
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
-    GradNeeds needs;
-    needs.input = flags.get(0);
-    for (int64_t i = 0; i < n; ++i) {
-      needs.weights.push_back(flags.get(1 + i));
-      if (hasBias)
-        needs.biases.push_back(flags.get(1 + n + i));
-    }
     const OpHandles &h = ops();
     // One slot per flattened tensor input, then the three non-tensor inputs.
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 3);
@@ -168,9 +147,6 @@ public:
                                      {w8t}, one, std::nullopt,
                                      grad.scalar_type(), /*fast_accum=*/false);
     }
-    std::vector<int64_t> offsets{0};
-    for (int64_t r : rows)
-      offsets.push_back(offsets.back() + r);
     if (needs.anyWeight()) {
       at::Tensor dw;
       if (recipe == Fp8Recipe::RowwiseWithGwHp) {
@@ -189,20 +165,11 @@ public:
       }
       for (int64_t p = 0; p < n; ++p)
         if (needs.weights[p])
-          grads[1 + p] = dw.narrow(0, offsets[p], rows[p]);
+          grads[1 + p] = dw.narrow(0, call.offsets[p], call.rows[p]);
     }
-    bool anyBias = false;
-    for (int64_t p = 0; hasBias && p < n; ++p)
-      anyBias |= needs.biases[p];
-    if (anyBias) {
-      c10::SymInt m = 1;
-      for (int64_t d = 0; d + 1 < grad.dim(); ++d)
-        m = m * grad.sym_size(d);
-      at::Tensor db = grad.reshape_symint({m, grad.sym_size(-1)}).sum(0);
-      for (int64_t p = 0; p < n; ++p)
-        if (needs.biases[p])
-          grads[1 + n + p] = db.narrow(0, offsets[p], rows[p]);
-    }
+    std::vector<at::Tensor> db = biasGradients(grad, call);
+    for (int64_t p = 0; p < n; ++p)
+      grads[1 + n + p] = db[p];
     return grads;
   }
 };

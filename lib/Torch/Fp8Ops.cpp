@@ -51,6 +51,60 @@ void checkScaleVector(const at::Tensor &t, int64_t n, const char *op,
               t.size(0), " entries; expected 1 or ", n);
 }
 
+/// What a part's dtype must be.
+enum class PartType { HighPrecision, Fp8 };
+
+/// Checks the parts [N_i, K] named `what`[i] for `op`: 2-D, of one dtype of
+/// `type`, on `device`, with `k` columns (`ref` names where the device and
+/// K come from) and, with `rowsOf16`, a row count that is a multiple of 16.
+/// Returns Σ N_i.
+int64_t checkParts(at::TensorList parts, const char *what, PartType type,
+                   at::Device device, int64_t k, const char *ref,
+                   bool rowsOf16, const char *op) {
+  int64_t n = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string name = std::string(what) + "[" + std::to_string(i) + "]";
+    const at::Tensor &p = parts[i];
+    TORCH_CHECK(p.defined() && p.dim() == 2, op, ": ", name,
+                " must be 2-D [N_i, K]");
+    if (type == PartType::Fp8)
+      checkFp8(p.scalar_type(), op, name);
+    else
+      checkHighPrecision(p, op, name);
+    TORCH_CHECK(p.scalar_type() == parts[0].scalar_type(), op, ": ", name,
+                " has dtype ", p.scalar_type(), " but ", what, "[0] has ",
+                parts[0].scalar_type());
+    TORCH_CHECK(p.device() == device, op, ": ", name, " is on ", p.device(),
+                " but ", ref, " is on ", device);
+    TORCH_CHECK(p.size(1) == k, op, ": ", name, " has ", p.size(1),
+                " columns but ", ref, " has K = ", k);
+    TORCH_CHECK(!rowsOf16 || p.size(0) % kFp8Multiple == 0, op, ": ", name,
+                " has ", p.size(0), " rows; FP8 GEMMs need a multiple of 16");
+    n += p.size(0);
+  }
+  return n;
+}
+
+/// Checks one bias part [N_i] per weight part for `op`: of `dtype` (`ref`
+/// says whose: "out_dtype is", "input has") and on the input's `device`.
+void checkBiasParts(at::TensorList bias, at::TensorList weight,
+                    at::ScalarType dtype, const char *ref, at::Device device,
+                    const char *op) {
+  TORCH_CHECK(bias.size() == weight.size(), op, ": bias has ", bias.size(),
+              " tensors but weight has ", weight.size());
+  for (size_t i = 0; i < bias.size(); ++i) {
+    std::string name = "bias[" + std::to_string(i) + "]";
+    const at::Tensor &b = bias[i];
+    TORCH_CHECK(b.defined() && b.dim() == 1 && b.size(0) == weight[i].size(0),
+                op, ": ", name, " must be 1-D with ", weight[i].size(0),
+                " elements (the rows of weight[", i, "])");
+    TORCH_CHECK(b.scalar_type() == dtype, op, ": ", name, " has dtype ",
+                b.scalar_type(), " but ", ref, " ", dtype);
+    TORCH_CHECK(b.device() == device, op, ": ", name, " is on ", b.device(),
+                " but input is on ", device);
+  }
+}
+
 slinrt_quant_axis parseAxis(c10::string_view axis, const char *op) {
   if (axis == "tensor")
     return SLINRT_QUANT_TENSOR;
@@ -159,25 +213,14 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   const at::Tensor &first = parts[0];
   TORCH_CHECK(first.defined() && first.dim() == 2, op,
               ": parts[0] must be 2-D [N_0, K]");
-  int64_t k = first.size(1), n = 0;
+  int64_t k = first.size(1);
+  int64_t n = checkParts(parts, "parts", PartType::HighPrecision,
+                         first.device(), k, "parts[0]", /*rowsOf16=*/false, op);
   std::vector<at::Tensor> dense;
   std::vector<slinrt_memref2d> descs;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    std::string name = "parts[" + std::to_string(i) + "]";
-    const at::Tensor &p = parts[i];
-    TORCH_CHECK(p.defined() && p.dim() == 2, op, ": ", name,
-                " must be 2-D [N_i, K]");
-    checkHighPrecision(p, op, name);
-    TORCH_CHECK(p.scalar_type() == first.scalar_type(), op, ": ", name,
-                " has dtype ", p.scalar_type(), " but parts[0] has ",
-                first.scalar_type());
-    TORCH_CHECK(p.device() == first.device(), op, ": ", name, " is on ",
-                p.device(), " but parts[0] is on ", first.device());
-    TORCH_CHECK(p.size(1) == k, op, ": ", name, " has ", p.size(1),
-                " columns but parts[0] has K = ", k);
+  for (const at::Tensor &p : parts) {
     dense.push_back(unitColumns(p));
     descs.push_back(descriptor2d(dense.back()));
-    n += p.size(0);
   }
   SPLITLINEAR_DEVICE_GUARD(first);
   auto fp8 = first.options().dtype(dtype);
@@ -229,43 +272,15 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
               " columns; FP8 GEMMs need a multiple of 16");
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
   at::ScalarType weightType = weight[0].scalar_type();
-  int64_t n = 0;
-  for (size_t i = 0; i < weight.size(); ++i) {
-    std::string name = "weight[" + std::to_string(i) + "]";
-    const at::Tensor &w = weight[i];
-    TORCH_CHECK(w.defined() && w.dim() == 2, op, ": ", name,
-                " must be 2-D [N_i, K]");
-    checkFp8(w.scalar_type(), op, name);
-    TORCH_CHECK(w.scalar_type() == weightType, op, ": ", name, " has dtype ",
-                w.scalar_type(), " but weight[0] has ", weightType);
-    TORCH_CHECK(w.device() == input.device(), op, ": ", name, " is on ",
-                w.device(), " but input is on ", input.device());
-    TORCH_CHECK(w.size(1) == k, op, ": ", name, " has ", w.size(1),
-                " columns but input has K = ", k);
-    TORCH_CHECK(w.size(0) % kFp8Multiple == 0, op, ": ", name, " has ",
-                w.size(0), " rows; FP8 GEMMs need a multiple of 16");
-    n += w.size(0);
-  }
+  int64_t n = checkParts(weight, "weight", PartType::Fp8, input.device(), k,
+                         "input", /*rowsOf16=*/true, op);
   TORCH_CHECK(!(input.scalar_type() == at::kFloat8_e5m2 &&
                 weightType == at::kFloat8_e5m2),
               op, ": input and weight are both float8_e5m2; the FP8 GEMM ",
               "takes e4m3fn x e4m3fn, e5m2 x e4m3fn or e4m3fn x e5m2");
   bool hasBias = bias.has_value();
-  if (hasBias) {
-    TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ",
-                bias->size(), " tensors but weight has ", weight.size());
-    for (size_t i = 0; i < bias->size(); ++i) {
-      std::string name = "bias[" + std::to_string(i) + "]";
-      const at::Tensor &b = (*bias)[i];
-      TORCH_CHECK(b.defined() && b.dim() == 1 && b.size(0) == weight[i].size(0),
-                  op, ": ", name, " must be 1-D with ", weight[i].size(0),
-                  " elements (the rows of weight[", i, "])");
-      TORCH_CHECK(b.scalar_type() == outDtype, op, ": ", name, " has dtype ",
-                  b.scalar_type(), " but out_dtype is ", outDtype);
-      TORCH_CHECK(b.device() == input.device(), op, ": ", name, " is on ",
-                  b.device(), " but input is on ", input.device());
-    }
-  }
+  if (hasBias)
+    checkBiasParts(*bias, weight, outDtype, "out_dtype is", input.device(), op);
   SPLITLINEAR_DEVICE_GUARD(input);
   at::Tensor x = flatten2d(input);
   int64_t m = x.size(0);
@@ -330,38 +345,11 @@ void splitlinear::checkFp8LinearArgs(const at::Tensor &input,
   TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
               " features; FP8 GEMMs need a multiple of 16");
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
-  for (size_t i = 0; i < weight.size(); ++i) {
-    std::string name = "weight[" + std::to_string(i) + "]";
-    const at::Tensor &w = weight[i];
-    TORCH_CHECK(w.defined() && w.dim() == 2, op, ": ", name,
-                " must be 2-D [N_i, K]");
-    checkHighPrecision(w, op, name);
-    TORCH_CHECK(w.scalar_type() == weight[0].scalar_type(), op, ": ", name,
-                " has dtype ", w.scalar_type(), " but weight[0] has ",
-                weight[0].scalar_type());
-    TORCH_CHECK(w.device() == input.device(), op, ": ", name, " is on ",
-                w.device(), " but input is on ", input.device());
-    TORCH_CHECK(w.size(1) == k, op, ": ", name, " has ", w.size(1),
-                " columns but input has K = ", k);
-    TORCH_CHECK(w.size(0) % kFp8Multiple == 0, op, ": ", name, " has ",
-                w.size(0), " rows; FP8 GEMMs need a multiple of 16");
-  }
-  if (!bias)
-    return;
-  TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
-              " tensors but weight has ", weight.size());
-  for (size_t i = 0; i < bias->size(); ++i) {
-    std::string name = "bias[" + std::to_string(i) + "]";
-    const at::Tensor &b = (*bias)[i];
-    TORCH_CHECK(b.defined() && b.dim() == 1 && b.size(0) == weight[i].size(0),
-                op, ": ", name, " must be 1-D with ", weight[i].size(0),
-                " elements (the rows of weight[", i, "])");
-    TORCH_CHECK(b.scalar_type() == input.scalar_type(), op, ": ", name,
-                " has dtype ", b.scalar_type(), " but input has ",
-                input.scalar_type());
-    TORCH_CHECK(b.device() == input.device(), op, ": ", name, " is on ",
-                b.device(), " but input is on ", input.device());
-  }
+  checkParts(weight, "weight", PartType::HighPrecision, input.device(), k,
+             "input", /*rowsOf16=*/true, op);
+  if (bias)
+    checkBiasParts(*bias, weight, input.scalar_type(), "input has",
+                   input.device(), op);
 }
 
 at::Tensor splitlinear::fp8Linear(const at::Tensor &input,

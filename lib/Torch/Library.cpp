@@ -40,7 +40,10 @@ TORCH_LIBRARY(splitlinear, m) {
         "str recipe=\"tensorwise\") -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
+namespace {
+/// The kernels of the CPU and CUDA keys: the same functions (the runtime
+/// context picks the target from the tensors' device).
+void implKernels(torch::Library &m) {
   m.impl("linear", &splitlinear::linear);
   m.impl("linear_dgrad", &splitlinear::linearDgrad);
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
@@ -50,16 +53,10 @@ TORCH_LIBRARY_IMPL(splitlinear, CPU, m) {
   m.impl("scaled_linear", &splitlinear::scaledLinear);
   m.impl("fp8_linear", &splitlinear::fp8Linear);
 }
+} // namespace
+
+TORCH_LIBRARY_IMPL(splitlinear, CPU, m) { implKernels(m); }
 
 #ifdef SPLITLINEAR_TORCH_CUDA
-TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) {
-  m.impl("linear", &splitlinear::linear);
-  m.impl("linear_dgrad", &splitlinear::linearDgrad);
-  m.impl("linear_wgrad", &splitlinear::linearWgrad);
-  m.impl("cast_concat", &splitlinear::castConcat);
-  m.impl("fp8_quantize", &splitlinear::fp8Quantize);
-  m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
-  m.impl("scaled_linear", &splitlinear::scaledLinear);
-  m.impl("fp8_linear", &splitlinear::fp8Linear);
-}
+TORCH_LIBRARY_IMPL(splitlinear, CUDA, m) { implKernels(m); }
 #endif

@@ -724,11 +724,13 @@ private:
   size_t count;
 };
 
-/// Quantizes x on both targets (amax, scaleInv, out and outT) and expects the
-/// same bits.
-void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
-                     slinrt_dtype dst, slinrt_quant_axis axis, TestMatrix &x,
-                     const std::vector<float> *colScale) {
+/// Quantizes x on both targets (amax, scaleInv, out and, unless !withOutT,
+/// outT) and expects the same bits.
+void compareQuantize(slinrt_context *gpu, slinrt_context *cpu,
+                     slinrt_dtype src, slinrt_dtype dst,
+                     slinrt_quant_axis axis, TestMatrix &x,
+                     const std::vector<float> *colScale,
+                     bool withOutT = true) {
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                   : axis == SLINRT_QUANT_ROWS ? size_t(M)
@@ -737,7 +739,8 @@ void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   Bytes out(size_t(M * K)), outT(size_t(M * K));
   const float *cs = colScale ? colScale->data() : nullptr;
   slinrt_quantize_fp8(cpu, src, dst, axis, x.ref(), cs, amax.data(),
-                      scaleInv.data(), out.data(), outT.data());
+                      scaleInv.data(), out.data(),
+                      withOutT ? outT.data() : nullptr);
   ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK) << slinrt_context_error(cpu);
   DeviceMirror dx(x);
   DeviceBuffer<float> dAmax(groups), dScaleInv(groups);
@@ -745,20 +748,25 @@ void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
   slinrt_quantize_fp8(gpu, src, dst, axis, &dx.desc2,
                       colScale ? dColScale.get() : nullptr, dAmax.get(),
-                      dScaleInv.get(), dOut.get(), dOutT.get());
+                      dScaleInv.get(), dOut.get(),
+                      withOutT ? dOutT.get() : nullptr);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   EXPECT_TRUE(sameFloats(dAmax.download(), amax));
   EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
   EXPECT_TRUE(sameBytes(dOut.download(), out));
-  EXPECT_TRUE(sameBytes(dOutT.download(), outT));
+  if (withOutT) {
+    EXPECT_TRUE(sameBytes(dOutT.download(), outT));
+  }
 }
 
 TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
   std::mt19937_64 rng(1911);
-  // Aligned rows (16-byte loads, 8-byte stores), then odd sizes and offsets
-  // (scalar paths, edge tiles).
+  // Aligned rows (16-byte loads, 8-byte stores; with M = 128 also 16-byte
+  // stores of outT), odd sizes and offsets (scalar paths, edge tiles), and
+  // dense rows (one run of elements); each with and without outT.
   for (auto [M, K, pad, offset] :
-       {std::tuple{70, 136, 8, 0}, std::tuple{33, 20, 3, 3}})
+       {std::tuple{70, 136, 8, 0}, std::tuple{128, 200, 8, 0},
+        std::tuple{33, 20, 3, 3}, std::tuple{20, 24, 0, 0}})
     for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
       for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2})
         for (slinrt_quant_axis axis :
@@ -775,6 +783,9 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
               v = float(sd(rng));
             compareQuantize(gpu, cpu, src, dst, axis, x,
                             withColScale ? &colScale : nullptr);
+            compareQuantize(gpu, cpu, src, dst, axis, x,
+                            withColScale ? &colScale : nullptr,
+                            /*withOutT=*/false);
           }
   EXPECT_GT(slinrt_context_counters(gpu).quantizations, 0);
 }
@@ -826,6 +837,8 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
       // Row offsets that allow 8-byte outT stores, then ones that do not
       // (and an empty part).
       compareParts(gpu, cpu, src, dst, 72, {8, 64, 24}, rng, true);
+      // Row offsets and a total that allow 16-byte outT stores.
+      compareParts(gpu, cpu, src, dst, 136, {64, 16, 80}, rng, true);
       compareParts(gpu, cpu, src, dst, 40, {5, 0, 41, 9}, rng, false);
     }
   // More parts than one launch takes.
@@ -833,6 +846,92 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
   for (size_t i = 0; i < many.size(); ++i)
     many[i] = int64_t(i % 5 + 1);
   compareParts(gpu, cpu, SLINRT_BF16, SLINRT_F8E4M3FN, 32, many, rng, true);
+}
+
+/// The bits of `n` test values of `src` whose magnitude is at most `limit`
+/// (finite): every 16-bit pattern for f16 and bf16; for f32, values around
+/// each rounding position of every FP8 binade (halfway, one bit either side,
+/// sticky bits) and random bit patterns, fp32 subnormals included.
+std::vector<uint32_t> sweepValues(slinrt_dtype src, float limit,
+                                  std::mt19937_64 &rng) {
+  std::vector<uint32_t> bits;
+  auto valueOf = [&](uint32_t b) {
+    if (src == SLINRT_F32) {
+      float f;
+      std::memcpy(&f, &b, 4);
+      return double(f);
+    }
+    uint16_t h = uint16_t(b);
+    uint8_t raw[2];
+    std::memcpy(raw, &h, 2);
+    return load(src, raw);
+  };
+  auto add = [&](uint32_t b) {
+    double v = valueOf(b);
+    if (std::isfinite(v) && std::fabs(v) <= limit)
+      bits.push_back(b);
+  };
+  if (src != SLINRT_F32) {
+    for (uint32_t b = 0; b < 0x10000u; ++b)
+      add(b);
+    return bits;
+  }
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t exponent = 127 - 40; exponent <= 127 + 16; ++exponent)
+      for (int p = 1; p <= 23; ++p)
+        for (uint32_t top : {0u, 1u, 2u, 3u, 5u, 0xFFFFFFu})
+          for (int low = 0; low < 5; ++low) {
+            uint32_t half = 1u << (p - 1);
+            uint32_t rest = low == 0   ? 0u
+                            : low == 1 ? half - 1
+                            : low == 2 ? half
+                            : low == 3 ? half + 1
+                                       : 2 * half - 1;
+            uint32_t mantissa = ((top << p) | rest) & 0x7FFFFFu;
+            add(sign | (exponent << 23) | mantissa);
+          }
+  std::uniform_int_distribution<uint32_t> exponentDist(0, 127 + 16);
+  for (int i = 0; i < 1 << 20; ++i)
+    add(uint32_t(rng() & 0x807FFFFFu) | (exponentDist(rng) << 23));
+  return bits;
+}
+
+TEST_F(CUDARuntimeTest, Fp8CastSweepMatchesCPU) {
+  // The FP8 conversion itself (the hardware one on sm89+) on every 16-bit
+  // input and a large set of fp32 ones, against the CPU's encoder: row 0 and
+  // column 0 hold the FP8 maximum, so that every scale (tensor, row and
+  // column) is exactly 1 and the bytes are those of the values themselves,
+  // ties included. Sizes allow the vector paths throughout.
+  std::mt19937_64 rng(1917);
+  for (slinrt_dtype src : {SLINRT_BF16, SLINRT_F16, SLINRT_F32})
+    for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
+      SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
+                                      << dtypeName(dst));
+      float fp8Max = dst == SLINRT_F8E4M3FN ? 448.0f : 57344.0f;
+      std::vector<uint32_t> values = sweepValues(src, fp8Max, rng);
+      const int64_t K = 512;
+      int64_t M = (int64_t(values.size()) / (K - 1) + 2 + 63) / 64 * 64;
+      TestMatrix x = TestMatrix::rowMajor(src, M, K);
+      size_t next = 0, size = elementSize(src);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < K; ++j) {
+          uint8_t *p = x.base() + x.index(i, j) * size;
+          if (i == 0 || j == 0) {
+            x.set(i, j, fp8Max);
+            continue;
+          }
+          uint32_t b = values[next++ % values.size()];
+          std::memcpy(p, &b, size); // little-endian: the low bytes
+        }
+      for (slinrt_quant_axis axis :
+           {SLINRT_QUANT_TENSOR, SLINRT_QUANT_ROWS, SLINRT_QUANT_COLS}) {
+        SCOPED_TRACE(testing::Message() << "axis " << axis);
+        compareQuantize(gpu, cpu, src, dst, axis, x, nullptr);
+      }
+      // Dense, no outT: the tensorwise cast's elementwise kernel.
+      compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_TENSOR, x, nullptr,
+                      /*withOutT=*/false);
+    }
 }
 
 /// Runs the case's scaled GEMM on the GPU (device copies of every operand)
