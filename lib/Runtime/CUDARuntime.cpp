@@ -917,6 +917,44 @@ GemmPlan &planFor(slinrt_context &ctx, DeviceState &dev, const LtProblem &lt,
 
 namespace {
 
+/// One row-major GEMM operand `rows x cols` (leading dimension `ld`), used
+/// transposed when `trans`.
+struct RowMajorOperand {
+  RowMajorOperand(const void *data, int64_t rows, int64_t cols, int64_t ld,
+                  bool trans)
+      : data(data), rows(rows), cols(cols), ld(ld), trans(trans) {}
+  /// Implicit: a GemmProblem operand is one.
+  RowMajorOperand(const StoredMatrix &m)
+      : RowMajorOperand(m.data, m.rows, m.cols, m.ld, m.trans) {}
+
+  const void *data;
+  int64_t rows, cols, ld;
+  bool trans;
+};
+
+/// Poses row-major D[M, N] = op(A)[M, K] op(B)[K, N] (leading dimension
+/// `ldd`) to cuBLASLt, which is column-major, as D^T = op(B)^T op(A)^T: a
+/// row-major matrix is its column-major transpose, so cuBLASLt's A is our B
+/// (stored `cols x rows`), its B our A, and m = N, n = M.
+void setSwappedOperands(LtProblem &lt, const RowMajorOperand &a,
+                        const RowMajorOperand &b, void *d, int64_t ldd) {
+  lt.a = b.data;
+  lt.transa = b.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt.lda = b.ld;
+  lt.aRows = b.cols;
+  lt.aCols = b.rows;
+  lt.b = a.data;
+  lt.transb = a.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  lt.ldb = a.ld;
+  lt.bRows = a.cols;
+  lt.bCols = a.rows;
+  lt.d = d;
+  lt.ldd = ldd;
+  lt.m = b.trans ? b.rows : b.cols;
+  lt.n = a.trans ? a.cols : a.rows;
+  lt.k = a.trans ? a.rows : a.cols;
+}
+
 /// Runs `lt` on the context's stream with the fused epilogue `fused`
 /// (BIAS or BGRADB, on `bias`) when an algorithm takes it, else unfused: a
 /// BIAS is then pre-broadcast into D and accumulated with beta = 1, so the
@@ -1021,21 +1059,7 @@ void cuda::gemm(slinrt_context &ctx, const GemmProblem &p) {
                    : (dtype == SLINRT_F32 && ctx.allowTF32)
                        ? CUBLAS_COMPUTE_32F_FAST_TF32
                        : CUBLAS_COMPUTE_32F;
-  lt.a = p.B.data;
-  lt.transa = p.B.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  lt.lda = p.B.ld;
-  lt.aRows = p.B.cols;
-  lt.aCols = p.B.rows;
-  lt.b = p.A.data;
-  lt.transb = p.A.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  lt.ldb = p.A.ld;
-  lt.bRows = p.A.cols;
-  lt.bCols = p.A.rows;
-  lt.d = p.D;
-  lt.ldd = p.ldd;
-  lt.m = p.N;
-  lt.n = p.M;
-  lt.k = p.K;
+  setSwappedOperands(lt, p.A, p.B, p.D, p.ldd);
 
   // Fused epilogues in the swapped (column-major, D^T) problem:
   //  * BIAS: cuBLASLt adds a vector of length m' (rows of its D) to every
@@ -1074,9 +1098,9 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
         "broadcast kernel launch");
     return;
   }
-  // Row-major D = A B^T is column-major D^T = B A^T: cuBLASLt's A is our B
-  // ([N, K] row-major = [K, N] column-major, transposed: TN), its B our A,
-  // and so are the scales (its A scale has m' = N entries, ours is scaleB).
+  // D = A B^T: op(B) is B [N, K] transposed (cuBLASLt's A, used T: TN), and
+  // the scales swap with the operands (its A scale has m' = N entries, ours
+  // is scaleB).
   LtProblem lt;
   lt.dtype = p.outType;
   lt.type = cudaTypeOf(p.outType);
@@ -1084,21 +1108,8 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
   lt.bType = cudaTypeOf(p.aType);
   lt.computeType = CUBLAS_COMPUTE_32F;
   lt.scaleType = CUDA_R_32F;
-  lt.transa = CUBLAS_OP_T;
-  lt.transb = CUBLAS_OP_N;
-  lt.a = p.B;
-  lt.lda = p.ldb;
-  lt.aRows = p.K;
-  lt.aCols = p.N;
-  lt.b = p.A;
-  lt.ldb = p.lda;
-  lt.bRows = p.K;
-  lt.bCols = p.M;
-  lt.d = p.D;
-  lt.ldd = p.ldd;
-  lt.m = p.N;
-  lt.n = p.M;
-  lt.k = p.K;
+  setSwappedOperands(lt, {p.A, p.M, p.K, p.lda, /*trans=*/false},
+                     {p.B, p.N, p.K, p.ldb, /*trans=*/true}, p.D, p.ldd);
   lt.scaleMode = p.scaling == SLINRT_SCALING_OUTER_VECTOR
                      ? CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F
                      : CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;

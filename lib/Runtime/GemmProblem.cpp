@@ -107,17 +107,9 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
                                     const slinrt_memref2d *D,
                                     const slinrt_memref1d *bias, int32_t transA,
                                     int32_t transB, int32_t epilogue) {
-  if (!A || !B || !D)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ",
-          !A   ? "A"
-          : !B ? "B"
-               : "D",
-          " is a NULL descriptor");
-  if (epilogue != SLINRT_EPILOGUE_NONE && epilogue != SLINRT_EPILOGUE_BIAS &&
-      epilogue != SLINRT_EPILOGUE_BIAS_GRAD &&
-      epilogue != SLINRT_EPILOGUE_ACCUMULATE)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown epilogue ", epilogue,
-          " (expected 0 = NONE, 1 = BIAS, 2 = BIAS_GRAD or 3 = ACCUMULATE)");
+  requireGemmDescriptors(A, B, D);
+  requireEnumValue("epilogue", epilogue, SLINRT_EPILOGUE_ACCUMULATE,
+                   "0 = NONE, 1 = BIAS, 2 = BIAS_GRAD or 3 = ACCUMULATE");
 
   GemmProblem p;
   p.dtype = dtype;
@@ -161,9 +153,7 @@ GemmProblem slinrt::makeGemmProblem(slinrt_dtype dtype,
             " elements, expected ", biasLength, fprop ? " (N" : " (M",
             ", the number of ", fprop ? "columns" : "rows",
             " of D) for epilogue ", epilogueName(epilogue));
-    if (biasLength > 1 && bias->strides[0] != 1)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has stride ", bias->strides[0],
-            ", expected 1");
+    requireUnitStride(*bias, biasLength, "bias");
     p.bias = static_cast<char *>(bias->aligned) +
              checkedByteOffset("bias", bias->offset, 1, bias->sizes[0], 0,
                                bias->strides[0], dtypeSize(dtype));

@@ -54,11 +54,15 @@ void requirePointer(const void *p, const char *name) {
     raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " is NULL");
 }
 
-/// The parts of an amax / cast call (all with the same number of columns
-/// when `sameCols`).
-void checkParts(PartsProblem &p, int64_t numParts, const slinrt_memref2d *parts,
-                bool sameCols) {
-  requireSource(p.src);
+/// The checked parts of an amax / cast call of `src` parts (all with the
+/// same number of columns when `sameCols`), and their `amax` pointer, needed
+/// when there are parts.
+PartsProblem checkParts(slinrt_dtype src, int64_t numParts,
+                        const slinrt_memref2d *parts, bool sameCols,
+                        const float *amax) {
+  requireSource(src);
+  PartsProblem p;
+  p.src = src;
   if (numParts < 0)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "numParts is ", numParts);
   if (numParts > 0 && !parts)
@@ -78,6 +82,9 @@ void checkParts(PartsProblem &p, int64_t numParts, const slinrt_memref2d *parts,
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "the parts have too many rows");
     p.parts.push_back(m);
   }
+  if (numParts > 0)
+    requirePointer(amax, "amax");
+  return p;
 }
 
 } // namespace
@@ -85,11 +92,7 @@ void checkParts(PartsProblem &p, int64_t numParts, const slinrt_memref2d *parts,
 PartsProblem slinrt::makeAmaxPartsProblem(slinrt_dtype src, int64_t numParts,
                                           const slinrt_memref2d *parts,
                                           float *amax) {
-  PartsProblem p;
-  p.src = src;
-  checkParts(p, numParts, parts, false);
-  if (numParts > 0)
-    requirePointer(amax, "amax");
+  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/false, amax);
   p.amax = amax;
   return p;
 }
@@ -100,13 +103,9 @@ PartsProblem slinrt::makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                           const float *amax, void *out,
                                           void *outT, float *scaleInv,
                                           float *rowScaleInv) {
-  PartsProblem p;
-  p.src = src;
-  p.dst = dst;
   requireFp8("dst", dst);
-  checkParts(p, numParts, parts, true);
-  if (numParts > 0)
-    requirePointer(amax, "amax");
+  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true, amax);
+  p.dst = dst;
   int64_t elements = 0;
   if (__builtin_mul_overflow(p.totalRows, p.cols, &elements))
     raise(SLINRT_ERROR_INVALID_ARGUMENT, "out [", p.totalRows, ", ", p.cols,
@@ -129,10 +128,8 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                             void *outT) {
   requireSource(src);
   requireFp8("dst", dst);
-  if (axis != SLINRT_QUANT_TENSOR && axis != SLINRT_QUANT_ROWS &&
-      axis != SLINRT_QUANT_COLS)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown axis ", int(axis),
-          " (expected 0 = TENSOR, 1 = ROWS or 2 = COLS)");
+  requireEnumValue("axis", axis, SLINRT_QUANT_COLS,
+                   "0 = TENSOR, 1 = ROWS or 2 = COLS");
   requirePointer(x, "x");
   QuantizeProblem p;
   p.src = src;
@@ -155,21 +152,14 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
     const slinrt_memref2d *D, const slinrt_memref1d *scaleA,
     const slinrt_memref1d *scaleB, const slinrt_memref1d *bias, int32_t aDtype,
     int32_t bDtype, int32_t scaling, int32_t fastAccum) {
-  if (!A || !B || !D)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ",
-          !A   ? "A"
-          : !B ? "B"
-               : "D",
-          " is a NULL descriptor");
+  requireGemmDescriptors(A, B, D);
   requireFp8("operand A", aDtype);
   requireFp8("operand B", bDtype);
   if (aDtype == SLINRT_F8E5M2 && bDtype == SLINRT_F8E5M2)
     raise(SLINRT_ERROR_UNSUPPORTED,
           "f8e5m2 x f8e5m2 is not supported (one of A and B must be f8e4m3fn)");
-  if (scaling != SLINRT_SCALING_TENSORWISE &&
-      scaling != SLINRT_SCALING_OUTER_VECTOR)
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown scaling ", scaling,
-          " (expected 0 = TENSORWISE or 1 = OUTER_VECTOR)");
+  requireEnumValue("scaling", scaling, SLINRT_SCALING_OUTER_VECTOR,
+                   "0 = TENSORWISE or 1 = OUTER_VECTOR");
 
   ScaledGemmProblem p;
   p.outType = outType;
@@ -225,9 +215,7 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
       raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has ", ref->sizes[0],
             " elements, expected ", length,
             outer ? " (OUTER_VECTOR scaling)" : " (TENSORWISE scaling)");
-    if (length > 1 && ref->strides[0] != 1)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has stride ",
-            ref->strides[0], ", expected 1");
+    requireUnitStride(*ref, length, name);
     if (length > 0 && !ref->aligned)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has a NULL data pointer");
     return reinterpret_cast<const float *>(
@@ -240,9 +228,7 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
     if (bias->sizes[0] != p.N)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has ", bias->sizes[0],
             " elements, expected N = ", p.N);
-    if (p.N > 1 && bias->strides[0] != 1)
-      raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has stride ", bias->strides[0],
-            ", expected 1");
+    requireUnitStride(*bias, p.N, "bias");
     if (!bias->aligned)
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "bias has a NULL data pointer");
     p.bias = static_cast<const char *>(bias->aligned) +

@@ -115,6 +115,38 @@ inline int64_t checkedByteOffset(const char *name, int64_t offset,
   return firstByte;
 }
 
+/// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) naming the first of the
+/// operand descriptors `A`, `B`, `D` of a GEMM call that is NULL.
+inline void requireGemmDescriptors(const void *A, const void *B,
+                                   const void *D) {
+  if (!A || !B || !D)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "operand ",
+          !A   ? "A"
+          : !B ? "B"
+               : "D",
+          " is a NULL descriptor");
+}
+
+/// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) "unknown <what> <value>
+/// (expected <known>)" unless `value` is one of 0 .. `last`, the values of a
+/// C enum of Runtime.h.
+inline void requireEnumValue(const char *what, int64_t value, int64_t last,
+                             const char *known) {
+  if (value < 0 || value > last)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "unknown ", what, " ", value,
+          " (expected ", known, ")");
+}
+
+/// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) when the vector `name` of
+/// `length` elements (its checked size) is not contiguous; one element may
+/// have any stride.
+inline void requireUnitStride(const slinrt_memref1d &ref, int64_t length,
+                              const char *name) {
+  if (length > 1 && ref.strides[0] != 1)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " has stride ", ref.strides[0],
+          ", expected 1");
+}
+
 /// The name of `dtype` as it appears in entry-point names.
 inline const char *dtypeName(slinrt_dtype dtype) {
   switch (dtype) {

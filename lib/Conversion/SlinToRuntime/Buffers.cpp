@@ -103,9 +103,8 @@ void replaceByRuntimeCall(DeallocOp op, DeallocOp::Adaptor, func::CallOp,
 /// `memref.view`; `slin.dealloc` → `slinrt_<target>_free(ctx, address)`. The
 /// two differ only in the call's argument and result (the overloads above).
 template <typename OpTy>
-struct RuntimeBufferToCall : OpConversionPattern<OpTy> {
-  RuntimeBufferToCall(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern<OpTy>(ctx), target(target) {}
+struct RuntimeBufferToCall : RuntimeCallPattern<OpTy> {
+  using RuntimeCallPattern<OpTy>::RuntimeCallPattern;
 
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
@@ -121,17 +120,14 @@ struct RuntimeBufferToCall : OpConversionPattern<OpTy> {
     if (!isFree)
       results.push_back(
           MemRefType::get({ShapedType::kDynamic}, rewriter.getIntegerType(8)));
-    StringRef name = allocCallee(target, isFree);
+    StringRef name = allocCallee(this->target, isFree);
     FailureOr<func::CallOp> call =
         callRuntime(rewriter, op, name, {*context, *argument}, results);
     if (failed(call))
-      return rewriter.notifyMatchFailure(op, "symbol '" + name +
-                                                 "' exists with another type");
+      return failure();
     replaceByRuntimeCall(op, adaptor, *call, rewriter);
     return success();
   }
-
-  RuntimeTarget target;
 };
 
 } // namespace

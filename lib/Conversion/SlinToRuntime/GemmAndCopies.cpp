@@ -45,9 +45,8 @@ static_assert(static_cast<int>(Epilogue::none) == SLINRT_EPILOGUE_NONE &&
 /// `slin.gemm` → `slinrt_<target>_gemm_<dtype>(ctx, A, B, D, bias, transA,
 /// transB, epilogue)`. Without a bias operand an empty `memref<0xT>` stands
 /// in (the runtime ignores it for the `none` and `accumulate` epilogues).
-struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
-  GemmToRuntimeCall(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern(ctx), target(target) {}
+struct GemmToRuntimeCall : RuntimeCallPattern<GemmOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
 
   LogicalResult
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
@@ -57,39 +56,25 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
     StringRef dtype = dtypeSuffix(elementType);
     if (dtype.empty())
       return rewriter.notifyMatchFailure(op, "no runtime GEMM for this type");
-    FailureOr<Value> context = getRuntimeContext(rewriter, op);
-    if (failed(context))
-      return rewriter.notifyMatchFailure(op, "no runtime context available");
-
+    FailureOr<SmallVector<Value>> operands = contextAndMemrefs(
+        rewriter, op,
+        {adaptor.getA(), adaptor.getB(), adaptor.getD(), adaptor.getBias()},
+        elementType);
+    if (failed(operands))
+      return failure();
     ExtendedArithBuilder ab(rewriter, loc);
-    Value bias = adaptor.getBias();
-    if (!bias)
-      bias = memref::AllocaOp::create(rewriter, loc,
-                                      MemRefType::get({0}, elementType));
-    SmallVector<Value> operands{*context};
-    for (Value memref :
-         {adaptor.getA(), adaptor.getB(), adaptor.getD(), bias}) {
-      FailureOr<Value> dynamic = castToDynamic(rewriter, loc, memref);
-      if (failed(dynamic))
-        return rewriter.notifyMatchFailure(
-            op, "operand has a non-strided layout or a memory space");
-      operands.push_back(*dynamic);
-    }
-    operands.push_back(ab.i32(op.getTransposeA()));
-    operands.push_back(ab.i32(op.getTransposeB()));
-    operands.push_back(ab.i32(static_cast<int32_t>(op.getEpilogue())));
+    operands->push_back(ab.i32(op.getTransposeA()));
+    operands->push_back(ab.i32(op.getTransposeB()));
+    operands->push_back(ab.i32(static_cast<int32_t>(op.getEpilogue())));
 
     StringRef name = gemmCallee(target, dtype);
     if (name.empty())
       return rewriter.notifyMatchFailure(op, "no runtime GEMM for this type");
-    if (failed(callRuntime(rewriter, op, name, operands)))
-      return rewriter.notifyMatchFailure(op, "symbol '" + name +
-                                                 "' exists with another type");
+    if (failed(callRuntime(rewriter, op, name, *operands)))
+      return failure();
     rewriter.eraseOp(op);
     return success();
   }
-
-  RuntimeTarget target;
 };
 
 //===----------------------------------------------------------------------===//
@@ -99,9 +84,8 @@ struct GemmToRuntimeCall : OpConversionPattern<GemmOp> {
 /// `slin.concat` → for each part, a subview of the destination's row block
 /// `[off_i, off_i + N_i)` and one converting copy
 /// `slinrt_<target>_copy{1,2}d_<src>_<dst>(ctx, part, block)`.
-struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
-  ConcatToRuntimeCopies(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern(ctx), target(target) {}
+struct ConcatToRuntimeCopies : RuntimeCallPattern<ConcatOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
 
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
@@ -161,16 +145,13 @@ struct ConcatToRuntimeCopies : OpConversionPattern<ConcatOp> {
         return rewriter.notifyMatchFailure(op, "no runtime copy from " +
                                                    srcType + " to " + dstType);
       if (failed(callRuntime(rewriter, op, name, {*context, *src, *dst})))
-        return rewriter.notifyMatchFailure(
-            op, "symbol '" + name + "' exists with another type");
+        return failure();
       if (i + 1 < parts.size())
         offset = slin::addOfr(rewriter, loc, offset, rows);
     }
     rewriter.eraseOp(op);
     return success();
   }
-
-  RuntimeTarget target;
 };
 
 //===----------------------------------------------------------------------===//

@@ -55,12 +55,18 @@ StringRef slin::detail::dtypeSuffix(Type type) {
   return "";
 }
 
+// `return "slinrt_<target>_" STEM;`, STEM a string literal: the one place
+// that spells the target into an entry point name (the literals stay static,
+// so the callee builders return StringRefs).
+#define SLINRT_RETURN_CALLEE(STEM)                                             \
+  return target == RuntimeTarget::cuda ? "slinrt_cuda_" STEM                   \
+                                       : "slinrt_cpu_" STEM;
+
 /// `slinrt_<target>_gemm_<dtype>`.
 StringRef slin::detail::gemmCallee(RuntimeTarget target, StringRef dtype) {
 #define SLINRT_DTYPE(T, ENUM)                                                  \
   if (dtype == #T)                                                             \
-    return target == RuntimeTarget::cuda ? "slinrt_cuda_gemm_" #T              \
-                                         : "slinrt_cpu_gemm_" #T;
+    SLINRT_RETURN_CALLEE("gemm_" #T)
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
   return "";
 }
@@ -68,14 +74,11 @@ StringRef slin::detail::gemmCallee(RuntimeTarget target, StringRef dtype) {
 /// `slinrt_<target>_copy{1,2}d_<src>_<dst>` (FP8: only `src == dst`).
 StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
                                    StringRef src, StringRef dst) {
-  bool cuda = target == RuntimeTarget::cuda;
 #define SLINRT_DTYPE_PAIR(S, T)                                                \
   if (src == #S && dst == #T) {                                                \
     if (rank == 1)                                                             \
-      return cuda ? "slinrt_cuda_copy1d_" #S "_" #T                            \
-                  : "slinrt_cpu_copy1d_" #S "_" #T;                            \
-    return cuda ? "slinrt_cuda_copy2d_" #S "_" #T                              \
-                : "slinrt_cpu_copy2d_" #S "_" #T;                              \
+      SLINRT_RETURN_CALLEE("copy1d_" #S "_" #T)                                \
+    SLINRT_RETURN_CALLEE("copy2d_" #S "_" #T)                                  \
   }
 #define SLINRT_FP8_DTYPE(T, ENUM) SLINRT_DTYPE_PAIR(T, T)
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
@@ -86,11 +89,12 @@ StringRef slin::detail::copyCallee(RuntimeTarget target, int64_t rank,
 StringRef slin::detail::scaledGemmCallee(RuntimeTarget target, StringRef out) {
 #define SLINRT_SCALED_OUT_DTYPE(T, ENUM)                                       \
   if (out == #T)                                                               \
-    return target == RuntimeTarget::cuda ? "slinrt_cuda_scaled_gemm_" #T       \
-                                         : "slinrt_cpu_scaled_gemm_" #T;
+    SLINRT_RETURN_CALLEE("scaled_gemm_" #T)
 #include "splitlinear/Runtime/RuntimeEntryPoints.def"
   return "";
 }
+
+#undef SLINRT_RETURN_CALLEE
 
 /// `slinrt_<target>_alloc` (`free`: `slinrt_<target>_free`).
 StringRef slin::detail::allocCallee(RuntimeTarget target, bool free) {
@@ -166,7 +170,8 @@ FailureOr<func::FuncOp> slin::detail::lookupOrDeclare(RewriterBase &rewriter,
 }
 
 /// Emits `func.call @name(operands) : (types of operands) -> results` of a
-/// C-interface runtime entry point, declaring it on first use.
+/// C-interface runtime entry point, declaring it on first use. Fails (a
+/// match failure on `op`) when the symbol exists with another type.
 FailureOr<func::CallOp> slin::detail::callRuntime(RewriterBase &rewriter,
                                                   Operation *op, StringRef name,
                                                   ValueRange operands,
@@ -175,6 +180,32 @@ FailureOr<func::CallOp> slin::detail::callRuntime(RewriterBase &rewriter,
   FailureOr<func::FuncOp> callee =
       lookupOrDeclare(rewriter, op, name, type, /*cInterface=*/true);
   if (failed(callee))
-    return failure();
+    return rewriter.notifyMatchFailure(op, "symbol '" + name +
+                                               "' exists with another type");
   return func::CallOp::create(rewriter, op->getLoc(), *callee, operands);
+}
+
+/// The runtime context, then `memrefs` cast to dynamic strided types, an
+/// empty `memref<0 x emptyType>` for each null one (made before the casts).
+FailureOr<SmallVector<Value>>
+slin::detail::contextAndMemrefs(RewriterBase &rewriter, Operation *op,
+                                ArrayRef<Value> memrefs, Type emptyType) {
+  FailureOr<Value> context = getRuntimeContext(rewriter, op);
+  if (failed(context))
+    return rewriter.notifyMatchFailure(op, "no runtime context available");
+  Location loc = op->getLoc();
+  SmallVector<Value> present(memrefs);
+  for (Value &memref : present)
+    if (!memref)
+      memref = memref::AllocaOp::create(rewriter, loc,
+                                        MemRefType::get({0}, emptyType));
+  SmallVector<Value> operands{*context};
+  for (Value memref : present) {
+    FailureOr<Value> dynamic = castToDynamic(rewriter, loc, memref);
+    if (failed(dynamic))
+      return rewriter.notifyMatchFailure(
+          op, "operand has a non-strided layout or a memory space");
+    operands.push_back(*dynamic);
+  }
+  return operands;
 }

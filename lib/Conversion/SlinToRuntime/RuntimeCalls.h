@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <optional>
 
@@ -70,10 +71,31 @@ FailureOr<func::FuncOp> lookupOrDeclare(RewriterBase &rewriter, Operation *from,
                                         bool cInterface);
 
 /// Emits `func.call @name(operands) : (types of operands) -> results` of a
-/// C-interface runtime entry point, declaring it on first use.
+/// C-interface runtime entry point, declaring it on first use. Fails (a
+/// match failure on `op`) when the symbol exists with another type.
 FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
                                     StringRef name, ValueRange operands,
                                     TypeRange results = {});
+
+/// The leading operands of a runtime call from `op`: the runtime context
+/// (getRuntimeContext), then `memrefs` cast by castToDynamic, where a null
+/// memref (an absent bias) becomes an empty `memref<0 x emptyType>`, which
+/// the runtime reads as none. Fails (a match failure on `op`) without a
+/// context or for a memref with a non-strided layout or a memory space.
+FailureOr<SmallVector<Value>> contextAndMemrefs(RewriterBase &rewriter,
+                                                Operation *op,
+                                                ArrayRef<Value> memrefs,
+                                                Type emptyType);
+
+/// A conversion pattern that lowers `OpTy` to entry points of one runtime
+/// target.
+template <typename OpTy>
+struct RuntimeCallPattern : OpConversionPattern<OpTy> {
+  RuntimeCallPattern(MLIRContext *ctx, RuntimeTarget target)
+      : OpConversionPattern<OpTy>(ctx), target(target) {}
+
+  RuntimeTarget target;
+};
 
 //===----------------------------------------------------------------------===//
 // The runtime context (Context.cpp)

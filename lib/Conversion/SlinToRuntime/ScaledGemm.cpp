@@ -14,7 +14,6 @@
 #include "splitlinear/Dialect/Slin/Utils/ArithUtils.h"
 #include "splitlinear/Runtime/Runtime.h"
 
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -34,14 +33,12 @@ static_assert(static_cast<int>(Scaling::tensorwise) ==
 /// scaleA, scaleB, bias, aDtype, bDtype, scaling, fastAccum)`. Without a
 /// bias an empty `memref<0xT>` stands in, as for `slin.gemm` (the runtime
 /// reads a bias of size 0 as none).
-struct ScaledGemmToRuntimeCall : OpConversionPattern<ScaledGemmOp> {
-  ScaledGemmToRuntimeCall(MLIRContext *ctx, RuntimeTarget target)
-      : OpConversionPattern(ctx), target(target) {}
+struct ScaledGemmToRuntimeCall : RuntimeCallPattern<ScaledGemmOp> {
+  using RuntimeCallPattern::RuntimeCallPattern;
 
   LogicalResult
   matchAndRewrite(ScaledGemmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     Type outType = op.getD().getType().getElementType();
     StringRef name = scaledGemmCallee(target, dtypeSuffix(outType));
     if (name.empty())
@@ -53,36 +50,24 @@ struct ScaledGemmToRuntimeCall : OpConversionPattern<ScaledGemmOp> {
         dtypeCode(op.getB().getType().getElementType());
     if (!aDtype || !bDtype)
       return rewriter.notifyMatchFailure(op, "operand type without a code");
-    FailureOr<Value> context = getRuntimeContext(rewriter, op);
-    if (failed(context))
-      return rewriter.notifyMatchFailure(op, "no runtime context available");
-
-    ExtendedArithBuilder ab(rewriter, loc);
-    Value bias = adaptor.getBias();
-    if (!bias)
-      bias = memref::AllocaOp::create(rewriter, loc,
-                                      MemRefType::get({0}, outType));
-    SmallVector<Value> operands{*context};
-    for (Value memref : {adaptor.getA(), adaptor.getB(), adaptor.getD(),
-                         adaptor.getScaleA(), adaptor.getScaleB(), bias}) {
-      FailureOr<Value> dynamic = castToDynamic(rewriter, loc, memref);
-      if (failed(dynamic))
-        return rewriter.notifyMatchFailure(
-            op, "operand has a non-strided layout or a memory space");
-      operands.push_back(*dynamic);
-    }
-    operands.push_back(ab.i32(*aDtype));
-    operands.push_back(ab.i32(*bDtype));
-    operands.push_back(ab.i32(static_cast<int32_t>(op.getScaling())));
-    operands.push_back(ab.i32(op.getFastAccum() ? 1 : 0));
-    if (failed(callRuntime(rewriter, op, name, operands)))
-      return rewriter.notifyMatchFailure(op, "symbol '" + name +
-                                                 "' exists with another type");
+    FailureOr<SmallVector<Value>> operands =
+        contextAndMemrefs(rewriter, op,
+                          {adaptor.getA(), adaptor.getB(), adaptor.getD(),
+                           adaptor.getScaleA(), adaptor.getScaleB(),
+                           adaptor.getBias()},
+                          outType);
+    if (failed(operands))
+      return failure();
+    ExtendedArithBuilder ab(rewriter, op.getLoc());
+    operands->push_back(ab.i32(*aDtype));
+    operands->push_back(ab.i32(*bDtype));
+    operands->push_back(ab.i32(static_cast<int32_t>(op.getScaling())));
+    operands->push_back(ab.i32(op.getFastAccum() ? 1 : 0));
+    if (failed(callRuntime(rewriter, op, name, *operands)))
+      return failure();
     rewriter.eraseOp(op);
     return success();
   }
-
-  RuntimeTarget target;
 };
 
 } // namespace

@@ -35,6 +35,33 @@ bool sizesDiffer(int64_t a, int64_t b) {
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
+/// Checks that `what` has `expected` `unit` ("rows", "columns", "elements")
+/// where both sizes are static; `origin` says where `expected` comes from.
+LogicalResult verifySize(Operation *op, const Twine &what, int64_t size,
+                         StringRef unit, int64_t expected,
+                         const Twine &origin) {
+  if (!sizesDiffer(size, expected))
+    return success();
+  return op->emitOpError() << what << " has " << size << " " << unit
+                           << ", expected " << expected << " (" << origin
+                           << ")";
+}
+
+/// Checks that `actual`, the element type of `what`, is `expected`, the one
+/// of `whose` ("the input's"); a non-empty `why` follows the message.
+LogicalResult verifyElementType(Operation *op, const Twine &what, Type actual,
+                                const Twine &whose, Type expected,
+                                StringRef why = "") {
+  if (actual == expected)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << what << " element type " << actual
+                            << " differs from " << whose << " " << expected;
+  if (!why.empty())
+    diag << ": " << why;
+  return diag;
+}
+
 /// Sum of dim 0 over `parts`, or kDynamic if any is dynamic. Fails (with an
 /// error naming `what`) when the sum does not fit in int64: it would wrap
 /// around, possibly onto kDynamic, and no buffer has that many rows.
@@ -109,16 +136,61 @@ LogicalResult verifyWeightColumns(Operation *op, ValueRange weights, int64_t k,
   std::string origin = kOrigin.str();
   for (auto [i, w] : llvm::enumerate(weights)) {
     int64_t cols = memrefOf(w).getDimSize(1);
-    if (sizesDiffer(cols, k))
-      return op->emitOpError() << "weight part #" << i << " has " << cols
-                               << " columns, expected " << k << " (" << origin
-                               << ")";
+    if (failed(verifySize(op, "weight part #" + Twine(i), cols, "columns", k,
+                          origin)))
+      return failure();
     if (ShapedType::isDynamic(k) && !ShapedType::isDynamic(cols)) {
       k = cols;
       origin = "weight part #" + std::to_string(i) + "'s";
     }
   }
   return success();
+}
+
+/// Checks the biases of a split linear op: none or one per weight part, bias
+/// part #i with the rows of weight part #i as elements and, when
+/// `elementType` is given, of that element type (the one of `elementOf`).
+LogicalResult verifyBiasParts(Operation *op, ValueRange weights,
+                              ValueRange biases, Type elementType = {},
+                              StringRef elementOf = "") {
+  if (!biases.empty() && biases.size() != weights.size())
+    return op->emitOpError()
+           << "expects " << weights.size()
+           << " bias parts (one per weight part) or none, got "
+           << biases.size();
+  for (auto [i, parts] : llvm::enumerate(llvm::zip(weights, biases))) {
+    auto [w, b] = parts;
+    MemRefType biasType = memrefOf(b);
+    if (elementType &&
+        failed(verifyElementType(op, "bias part #" + Twine(i),
+                                 biasType.getElementType(), elementOf,
+                                 elementType)))
+      return failure();
+    if (failed(verifySize(op, "bias part #" + Twine(i), biasType.getDimSize(0),
+                          "elements", memrefOf(w).getDimSize(0),
+                          "the rows of weight part #" + Twine(i))))
+      return failure();
+  }
+  return success();
+}
+
+/// Checks the output of a split linear op: the input's rows, and as columns
+/// the sum of the rows of `rowSources` (`sumOrigin` says how it is known).
+/// Returns that sum (kDynamic when a part's rows are dynamic).
+FailureOr<int64_t> verifyLinearOutput(Operation *op, MemRefType outputType,
+                                      MemRefType inputType,
+                                      ValueRange rowSources,
+                                      StringRef sumOrigin) {
+  if (failed(verifySize(op, "output", outputType.getDimSize(0), "rows",
+                        inputType.getDimSize(0), "the input's rows")))
+    return failure();
+  FailureOr<int64_t> n = sumOfRows(op, rowSources, "weight parts");
+  if (failed(n))
+    return failure();
+  if (failed(verifySize(op, "output", outputType.getDimSize(1), "columns", *n,
+                        sumOrigin)))
+    return failure();
+  return n;
 }
 } // namespace
 
@@ -131,10 +203,9 @@ LogicalResult LinearOp::verify() {
     return failure();
   MemRefType inputType = memrefOf(getInput());
   MemRefType outputType = memrefOf(getOutput());
-  if (outputType.getElementType() != inputType.getElementType())
-    return emitOpError() << "output element type " << outputType.getElementType()
-                         << " differs from the input's "
-                         << inputType.getElementType();
+  if (failed(verifyElementType(*this, "output", outputType.getElementType(),
+                               "the input's", inputType.getElementType())))
+    return failure();
   if (failed(verifyWeightColumns(*this, getWeights(), inputType.getDimSize(1),
                                  "the input's K")))
     return failure();
@@ -143,24 +214,8 @@ LogicalResult LinearOp::verify() {
       failed(verifyNotAnInput(*this, getOutput(), "output", getWeights(),
                               "weight part")))
     return failure();
-  if (!getBiases().empty() && getBiases().size() != getWeights().size())
-    return emitOpError() << "expects " << getWeights().size()
-                         << " bias parts (one per weight part) or none, got "
-                         << getBiases().size();
-  for (auto [i, parts] :
-       llvm::enumerate(llvm::zip(getWeights(), getBiases()))) {
-    auto [w, b] = parts;
-    int64_t rows = memrefOf(w).getDimSize(0);
-    int64_t len = memrefOf(b).getDimSize(0);
-    if (sizesDiffer(len, rows))
-      return emitOpError() << "bias part #" << i << " has " << len
-                           << " elements, expected " << rows
-                           << " (the rows of weight part #" << i << ")";
-  }
-  if (sizesDiffer(outputType.getDimSize(0), inputType.getDimSize(0)))
-    return emitOpError() << "output has " << outputType.getDimSize(0)
-                         << " rows, expected " << inputType.getDimSize(0)
-                         << " (the input's rows)";
+  if (failed(verifyBiasParts(*this, getWeights(), getBiases())))
+    return failure();
   // N_i is known from weight part #i's rows or, when those are dynamic, from
   // bias part #i's elements (the passes combine weights and biases
   // separately, so both sums must agree with the output).
@@ -172,17 +227,10 @@ LogicalResult LinearOp::verify() {
       rowSources[i] = b;
       fromBias = true;
     }
-  FailureOr<int64_t> n = sumOfRows(*this, rowSources, "weight parts");
-  if (failed(n))
-    return failure();
-  if (sizesDiffer(outputType.getDimSize(1), *n))
-    return emitOpError() << "output has " << outputType.getDimSize(1)
-                         << " columns, expected " << *n
-                         << (fromBias
-                                 ? " (the sum of the parts' rows, from the "
-                                   "weight and bias sizes)"
-                                 : " (the sum of the weight parts' rows)");
-  return success();
+  return verifyLinearOutput(*this, outputType, inputType, rowSources,
+                            fromBias ? "the sum of the parts' rows, from the "
+                                       "weight and bias sizes"
+                                     : "the sum of the weight parts' rows");
 }
 
 //===----------------------------------------------------------------------===//
@@ -194,10 +242,9 @@ LogicalResult LinearDgradOp::verify() {
     return failure();
   MemRefType dyType = memrefOf(getGradOutput());
   MemRefType dxType = memrefOf(getGradInput());
-  if (dxType.getElementType() != dyType.getElementType())
-    return emitOpError() << "grad_input element type " << dxType.getElementType()
-                         << " differs from grad_output's "
-                         << dyType.getElementType();
+  if (failed(verifyElementType(*this, "grad_input", dxType.getElementType(),
+                               "grad_output's", dyType.getElementType())))
+    return failure();
   if (failed(verifyWeightColumns(*this, getWeights(), dxType.getDimSize(1),
                                  "grad_input's K")))
     return failure();
@@ -207,18 +254,14 @@ LogicalResult LinearDgradOp::verify() {
       failed(verifyNotAnInput(*this, getGradInput(), "grad_input",
                               getWeights(), "weight part")))
     return failure();
-  if (sizesDiffer(dxType.getDimSize(0), dyType.getDimSize(0)))
-    return emitOpError() << "grad_input has " << dxType.getDimSize(0)
-                         << " rows, expected " << dyType.getDimSize(0)
-                         << " (grad_output's rows)";
+  if (failed(verifySize(*this, "grad_input", dxType.getDimSize(0), "rows",
+                        dyType.getDimSize(0), "grad_output's rows")))
+    return failure();
   FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
   if (failed(n))
     return failure();
-  if (sizesDiffer(dyType.getDimSize(1), *n))
-    return emitOpError() << "grad_output has " << dyType.getDimSize(1)
-                         << " columns, expected " << *n
-                         << " (the sum of the weight parts' rows)";
-  return success();
+  return verifySize(*this, "grad_output", dyType.getDimSize(1), "columns", *n,
+                    "the sum of the weight parts' rows");
 }
 
 //===----------------------------------------------------------------------===//
@@ -231,12 +274,11 @@ LogicalResult GemmOp::verify() {
   MemRefType aType = memrefOf(getA()), bType = memrefOf(getB()),
              dType = memrefOf(getD());
   Type elementType = aType.getElementType();
-  if (bType.getElementType() != elementType)
-    return emitOpError() << "operand B element type " << bType.getElementType()
-                         << " differs from operand A's " << elementType;
-  if (dType.getElementType() != elementType)
-    return emitOpError() << "D element type " << dType.getElementType()
-                         << " differs from operand A's " << elementType;
+  if (failed(verifyElementType(*this, "operand B", bType.getElementType(),
+                               "operand A's", elementType)) ||
+      failed(verifyElementType(*this, "D", dType.getElementType(),
+                               "operand A's", elementType)))
+    return failure();
   if (failed(verifyNotAnInput(*this, getD(), "D", getA(), "operand A",
                               /*numbered=*/false)) ||
       failed(verifyNotAnInput(*this, getD(), "D", getB(), "operand B",
@@ -246,16 +288,13 @@ LogicalResult GemmOp::verify() {
   int64_t k = aType.getDimSize(getTransposeA() ? 0 : 1);
   int64_t kb = bType.getDimSize(getTransposeB() ? 1 : 0);
   int64_t n = bType.getDimSize(getTransposeB() ? 0 : 1);
-  if (sizesDiffer(kb, k))
-    return emitOpError() << "op(B) has " << kb << " rows, expected " << k
-                         << " (the columns of op(A))";
-  if (sizesDiffer(dType.getDimSize(0), m))
-    return emitOpError() << "D has " << dType.getDimSize(0)
-                         << " rows, expected " << m << " (the rows of op(A))";
-  if (sizesDiffer(dType.getDimSize(1), n))
-    return emitOpError() << "D has " << dType.getDimSize(1)
-                         << " columns, expected " << n
-                         << " (the columns of op(B))";
+  if (failed(verifySize(*this, "op(B)", kb, "rows", k,
+                        "the columns of op(A)")) ||
+      failed(verifySize(*this, "D", dType.getDimSize(0), "rows", m,
+                        "the rows of op(A)")) ||
+      failed(verifySize(*this, "D", dType.getDimSize(1), "columns", n,
+                        "the columns of op(B)")))
+    return failure();
   Epilogue epilogue = getEpilogue();
   if (epilogue == Epilogue::none || epilogue == Epilogue::accumulate) {
     if (getBias())
@@ -268,16 +307,13 @@ LogicalResult GemmOp::verify() {
     return emitOpError() << "epilogue '" << stringifyEpilogue(epilogue)
                          << "' needs a bias operand";
   MemRefType biasType = memrefOf(getBias());
-  if (biasType.getElementType() != elementType)
-    return emitOpError() << "bias element type " << biasType.getElementType()
-                         << " differs from operand A's " << elementType;
+  if (failed(verifyElementType(*this, "bias", biasType.getElementType(),
+                               "operand A's", elementType)))
+    return failure();
   bool isGrad = epilogue == Epilogue::bias_grad;
-  int64_t expected = isGrad ? dType.getDimSize(0) : dType.getDimSize(1);
-  if (sizesDiffer(biasType.getDimSize(0), expected))
-    return emitOpError() << "bias has " << biasType.getDimSize(0)
-                         << " elements, expected " << expected << " (the "
-                         << (isGrad ? "rows" : "columns") << " of D)";
-  return success();
+  return verifySize(*this, "bias", biasType.getDimSize(0), "elements",
+                    isGrad ? dType.getDimSize(0) : dType.getDimSize(1),
+                    isGrad ? "the rows of D" : "the columns of D");
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,17 +349,9 @@ LogicalResult verifyMultipleOf16(Operation *op, int64_t size,
 LogicalResult verifyScaleSize(Operation *op, Value scale, StringRef name,
                               Scaling scaling, int64_t rows, StringRef rowsOf) {
   int64_t size = memrefOf(scale).getDimSize(0);
-  if (scaling == Scaling::tensorwise) {
-    if (sizesDiffer(size, 1))
-      return op->emitOpError()
-             << name << " has " << size << " elements, expected 1 (tensorwise)";
-    return success();
-  }
-  if (sizesDiffer(size, rows))
-    return op->emitOpError()
-           << name << " has " << size << " elements, expected " << rows << " ("
-           << rowsOf << ", outer_vector)";
-  return success();
+  if (scaling == Scaling::tensorwise)
+    return verifySize(op, name, size, "elements", 1, "tensorwise");
+  return verifySize(op, name, size, "elements", rows, rowsOf + ", outer_vector");
 }
 } // namespace
 
@@ -337,11 +365,11 @@ LogicalResult ScaledLinearOp::verify() {
     return failure();
   Type weightElement = memrefOf(getWeights().front()).getElementType();
   for (auto [i, w] : llvm::enumerate(getWeights()))
-    if (memrefOf(w).getElementType() != weightElement)
-      return emitOpError() << "weight part #" << i << " element type "
-                           << memrefOf(w).getElementType()
-                           << " differs from part #0's " << weightElement
-                           << ": the parts share one FP8 type";
+    if (failed(verifyElementType(*this, "weight part #" + Twine(i),
+                                 memrefOf(w).getElementType(), "part #0's",
+                                 weightElement,
+                                 "the parts share one FP8 type")))
+      return failure();
   if (failed(verifyFP8Pair(*this, inputType.getElementType(), weightElement,
                            "the input", "the weight parts")))
     return failure();
@@ -359,36 +387,14 @@ LogicalResult ScaledLinearOp::verify() {
                                   "N_" + Twine(i) + " (the rows of part #" +
                                       Twine(i) + ")")))
       return failure();
-  if (!getBiases().empty() && getBiases().size() != getWeights().size())
-    return emitOpError() << "expects " << getWeights().size()
-                         << " bias parts (one per weight part) or none, got "
-                         << getBiases().size();
-  for (auto [i, parts] :
-       llvm::enumerate(llvm::zip(getWeights(), getBiases()))) {
-    auto [w, b] = parts;
-    MemRefType biasType = memrefOf(b);
-    if (biasType.getElementType() != outputType.getElementType())
-      return emitOpError() << "bias part #" << i << " element type "
-                           << biasType.getElementType()
-                           << " differs from the output's "
-                           << outputType.getElementType();
-    int64_t rows = memrefOf(w).getDimSize(0);
-    if (sizesDiffer(biasType.getDimSize(0), rows))
-      return emitOpError() << "bias part #" << i << " has "
-                           << biasType.getDimSize(0) << " elements, expected "
-                           << rows << " (the rows of weight part #" << i << ")";
-  }
-  if (sizesDiffer(outputType.getDimSize(0), inputType.getDimSize(0)))
-    return emitOpError() << "output has " << outputType.getDimSize(0)
-                         << " rows, expected " << inputType.getDimSize(0)
-                         << " (the input's rows)";
-  FailureOr<int64_t> n = sumOfRows(*this, getWeights(), "weight parts");
+  if (failed(verifyBiasParts(*this, getWeights(), getBiases(),
+                             outputType.getElementType(), "the output's")))
+    return failure();
+  FailureOr<int64_t> n =
+      verifyLinearOutput(*this, outputType, inputType, getWeights(),
+                         "the sum of the weight parts' rows");
   if (failed(n))
     return failure();
-  if (sizesDiffer(outputType.getDimSize(1), *n))
-    return emitOpError() << "output has " << outputType.getDimSize(1)
-                         << " columns, expected " << *n
-                         << " (the sum of the weight parts' rows)";
   // The weight scale spans the concatenated weight's rows: Σ N_i, known
   // from the parts or else from the output.
   int64_t scaleRows = ShapedType::isDynamic(*n) ? outputType.getDimSize(1) : *n;
@@ -413,30 +419,24 @@ LogicalResult ScaledGemmOp::verify() {
   // D (float) cannot be the same value as an FP8 operand.
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1),
           n = bType.getDimSize(0);
-  if (sizesDiffer(bType.getDimSize(1), k))
-    return emitOpError() << "operand B has " << bType.getDimSize(1)
-                         << " columns, expected " << k
-                         << " (the columns of operand A: both are K-major)";
+  if (failed(verifySize(*this, "operand B", bType.getDimSize(1), "columns", k,
+                        "the columns of operand A: both are K-major")))
+    return failure();
   if (failed(verifyMultipleOf16(*this, k, "K (the columns of operand A)")) ||
       failed(verifyMultipleOf16(*this, n, "N (the rows of operand B)")))
     return failure();
-  if (sizesDiffer(dType.getDimSize(0), m))
-    return emitOpError() << "D has " << dType.getDimSize(0)
-                         << " rows, expected " << m
-                         << " (the rows of operand A)";
-  if (sizesDiffer(dType.getDimSize(1), n))
-    return emitOpError() << "D has " << dType.getDimSize(1)
-                         << " columns, expected " << n
-                         << " (the rows of operand B)";
+  if (failed(verifySize(*this, "D", dType.getDimSize(0), "rows", m,
+                        "the rows of operand A")) ||
+      failed(verifySize(*this, "D", dType.getDimSize(1), "columns", n,
+                        "the rows of operand B")))
+    return failure();
   if (Value bias = getBias()) {
     MemRefType biasType = memrefOf(bias);
-    if (biasType.getElementType() != dType.getElementType())
-      return emitOpError() << "bias element type " << biasType.getElementType()
-                           << " differs from D's " << dType.getElementType();
-    if (sizesDiffer(biasType.getDimSize(0), dType.getDimSize(1)))
-      return emitOpError() << "bias has " << biasType.getDimSize(0)
-                           << " elements, expected " << dType.getDimSize(1)
-                           << " (the columns of D)";
+    if (failed(verifyElementType(*this, "bias", biasType.getElementType(),
+                                 "D's", dType.getElementType())) ||
+        failed(verifySize(*this, "bias", biasType.getDimSize(0), "elements",
+                          dType.getDimSize(1), "the columns of D")))
+      return failure();
   }
   if (failed(verifyScaleSize(*this, getScaleA(), "scale_a", getScaling(), m,
                              "the rows of operand A")) ||
@@ -464,21 +464,18 @@ LogicalResult verifyStacking(Operation *op, ValueRange parts, MemRefType whole,
       return op->emitOpError()
              << "part #" << i << " has rank " << partType.getRank()
              << ", expected " << rank << " (the " << wholeName << "'s rank)";
-    if (rank == 2 && sizesDiffer(partType.getDimSize(1), whole.getDimSize(1)))
-      return op->emitOpError()
-             << "part #" << i << " has " << partType.getDimSize(1)
-             << " columns, expected " << whole.getDimSize(1) << " (the "
-             << wholeName << "'s)";
+    if (rank == 2 &&
+        failed(verifySize(op, "part #" + Twine(i), partType.getDimSize(1),
+                          "columns", whole.getDimSize(1),
+                          "the " + wholeName + "'s")))
+      return failure();
   }
   FailureOr<int64_t> rows = sumOfRows(op, parts, "parts");
   if (failed(rows))
     return failure();
-  if (sizesDiffer(whole.getDimSize(0), *rows))
-    return op->emitOpError()
-           << wholeName << " has " << whole.getDimSize(0)
-           << (rank == 2 ? " rows" : " elements") << ", expected " << *rows
-           << " (the sum over the parts)";
-  return success();
+  return verifySize(op, wholeName, whole.getDimSize(0),
+                    rank == 2 ? "rows" : "elements", *rows,
+                    "the sum over the parts");
 }
 } // namespace
 
@@ -492,12 +489,12 @@ LogicalResult ConcatOp::verify() {
   Type outputElement = memrefOf(getOutput()).getElementType();
   for (auto [i, p] : llvm::enumerate(getParts())) {
     Type partElement = memrefOf(p).getElementType();
-    if (partElement != outputElement &&
-        (isa<Float8E4M3FNType, Float8E5M2Type>(partElement) ||
-         isa<Float8E4M3FNType, Float8E5M2Type>(outputElement)))
-      return emitOpError() << "part #" << i << " element type " << partElement
-                           << " differs from the output's " << outputElement
-                           << ": FP8 parts are copied, never converted";
+    if ((isa<Float8E4M3FNType, Float8E5M2Type>(partElement) ||
+         isa<Float8E4M3FNType, Float8E5M2Type>(outputElement)) &&
+        failed(verifyElementType(*this, "part #" + Twine(i), partElement,
+                                 "the output's", outputElement,
+                                 "FP8 parts are copied, never converted")))
+      return failure();
   }
   return verifyStacking(*this, getParts(), memrefOf(getOutput()), "output");
 }
@@ -508,14 +505,12 @@ LogicalResult ViewConcatOp::verify() {
   MemRefType resultType = memrefOf(getResult());
   if (failed(verifyStacking(*this, getParts(), resultType, "result")))
     return failure();
-  for (auto [i, p] : llvm::enumerate(getParts())) {
-    Type partElement = memrefOf(p).getElementType();
-    if (partElement != resultType.getElementType())
-      return emitOpError() << "part #" << i << " element type " << partElement
-                           << " differs from the result's "
-                           << resultType.getElementType()
-                           << ": a view cannot convert";
-  }
+  for (auto [i, p] : llvm::enumerate(getParts()))
+    if (failed(verifyElementType(*this, "part #" + Twine(i),
+                                 memrefOf(p).getElementType(), "the result's",
+                                 resultType.getElementType(),
+                                 "a view cannot convert")))
+      return failure();
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(resultType.getStridesAndOffset(strides, offset)) ||
@@ -548,11 +543,10 @@ LogicalResult IsAdjacentOp::verify() {
       return emitOpError() << "part #" << i << " has rank "
                            << partType.getRank() << ", expected " << rank
                            << " (part #0's rank)";
-    if (partType.getElementType() != first.getElementType())
-      return emitOpError() << "part #" << i << " element type "
-                           << partType.getElementType()
-                           << " differs from part #0's "
-                           << first.getElementType();
+    if (failed(verifyElementType(*this, "part #" + Twine(i),
+                                 partType.getElementType(), "part #0's",
+                                 first.getElementType())))
+      return failure();
   }
   // Widths: every static column count equals the first static one.
   if (rank == 2) {
@@ -560,10 +554,9 @@ LogicalResult IsAdjacentOp::verify() {
     unsigned origin = 0;
     for (auto [i, p] : llvm::enumerate(getParts())) {
       int64_t k = memrefOf(p).getDimSize(1);
-      if (sizesDiffer(k, cols))
-        return emitOpError() << "part #" << i << " has " << k
-                             << " columns, expected " << cols << " (part #"
-                             << origin << "'s)";
+      if (failed(verifySize(*this, "part #" + Twine(i), k, "columns", cols,
+                            "part #" + Twine(origin) + "'s")))
+        return failure();
       if (ShapedType::isDynamic(cols) && !ShapedType::isDynamic(k)) {
         cols = k;
         origin = i;
