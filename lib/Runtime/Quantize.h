@@ -1,5 +1,4 @@
-//===- Quantize.h - Validated FP8 quantization and GEMM problems -*- C++
-//-*-===//
+//===- Quantize.h - Checked FP8 quantization and GEMM problems --*- C++ -*-===//
 //
 // The checked, target-independent form of the FP8 calls of Runtime.h
 // (slinrt_amax_parts, slinrt_cast_parts_fp8, slinrt_quantize_fp8 and the

@@ -1,4 +1,4 @@
-//===- Fp8Autograd.cpp - Autograd kernel of splitlinear.fp8_linear -*- C++ -*-===//
+//===- Fp8Autograd.cpp - Autograd kernel of fp8_linear ----------*- C++ -*-===//
 //
 // The autograd formula of `fp8_linear`, in C++, composed of the dispatcher
 // ops of Fp8Ops.h (so that AOTAutograd traces it through their fake
