@@ -100,9 +100,15 @@ template <typename F8> SLINRT_HD float decodeFp8(uint8_t bits) {
 }
 
 /// The quantization scale of Runtime.h: `fp8Max / amax` in fp32, 1 for a zero
-/// amax; a NaN amax gives a NaN scale and an infinite one 0 (they propagate).
+/// amax, and FLT_MAX where the quotient overflows (an amax below
+/// fp8Max / FLT_MAX, ~1.3e-36 for e4m3: an infinite scale would turn the
+/// zeros of the tensor into 0 · inf = NaN; TransformerEngine clamps the same
+/// way). A NaN amax gives a NaN scale and an infinite one 0 (they propagate).
 SLINRT_HD float fp8Scale(float amax, float fp8Max) {
-  return amax == 0.0f ? 1.0f : fp8Max / amax;
+  if (amax == 0.0f)
+    return 1.0f;
+  float scale = fp8Max / amax;
+  return scale > 3.40282347e38f ? 3.40282347e38f : scale; // FLT_MAX; NaN stays
 }
 
 /// The bits of |v|: for non-negative floats the unsigned order of the bits is

@@ -121,7 +121,7 @@ PartsProblem slinrt::makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
 }
 
 QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
-                                            slinrt_quant_axis axis,
+                                            int32_t axis,
                                             const slinrt_memref2d *x,
                                             const float *colScale, float *amax,
                                             float *scaleInv, void *out,
@@ -134,7 +134,7 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
   QuantizeProblem p;
   p.src = src;
   p.dst = dst;
-  p.axis = axis;
+  p.axis = static_cast<slinrt_quant_axis>(axis); // checked above
   p.x = checkInput(*x, src, "x");
   requirePointer(scaleInv, "scaleInv");
   if (axis == SLINRT_QUANT_TENSOR)
@@ -296,7 +296,7 @@ void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
 }
 
 void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
-                         slinrt_dtype dst, slinrt_quant_axis axis,
+                         slinrt_dtype dst, int32_t axis,
                          const slinrt_memref2d *x, const float *colScale,
                          float *amax, float *scaleInv, void *out, void *outT) {
   runQuantization(

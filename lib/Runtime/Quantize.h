@@ -71,7 +71,7 @@ PartsProblem makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                   const float *amax, void *out, void *outT,
                                   float *scaleInv, float *rowScaleInv);
 QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
-                                    slinrt_quant_axis axis,
+                                    int32_t axis,
                                     const slinrt_memref2d *x,
                                     const float *colScale, float *amax,
                                     float *scaleInv, void *out, void *outT);

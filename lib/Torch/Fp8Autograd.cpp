@@ -32,6 +32,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/library.h>
 
 #include <string>
@@ -122,6 +123,10 @@ public:
   static torch::autograd::variable_list
   backward(torch::autograd::AutogradContext *ctx,
            torch::autograd::variable_list gradOutputs) {
+    // The backward ops have no derivative of their own: a gradient of the
+    // gradient would silently be missing, so refuse it.
+    TORCH_CHECK(!at::GradMode::is_enabled(), kOp,
+                ": double backward (create_graph=True) is not supported");
     at::Tensor grad = gradOutputs[0];
     std::vector<at::Tensor> saved = ctx->get_saved_variables();
     SavedCall call = loadCall(ctx);
@@ -190,4 +195,9 @@ at::Tensor fp8LinearAutograd(const at::Tensor &input, at::TensorList weight,
 
 TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
   m.impl("fp8_linear", &fp8LinearAutograd);
+  // The building blocks have no derivative: a backward through one raises
+  // (naming the op) instead of leaving the gradient silently missing.
+  m.impl("fp8_quantize", torch::autograd::autogradNotImplementedFallback());
+  m.impl("fp8_cast_parts", torch::autograd::autogradNotImplementedFallback());
+  m.impl("scaled_linear", torch::autograd::autogradNotImplementedFallback());
 }

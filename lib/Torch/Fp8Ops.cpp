@@ -115,9 +115,19 @@ slinrt_quant_axis parseAxis(c10::string_view axis, const char *op) {
   return SLINRT_QUANT_COLS;
 }
 
-/// `t` with unit column stride (the quantization kernels' layout).
-at::Tensor unitColumns(const at::Tensor &t) {
-  return t.size(1) <= 1 || t.stride(1) == 1 ? t : t.contiguous();
+/// `t` [R, C] itself when it is row-major with unit column stride (the
+/// layout of the quantization kernels and of the FP8 GEMM's K-major
+/// operands), else a contiguous copy (a transposed or expanded tensor).
+at::Tensor rowMajor(const at::Tensor &t) {
+  bool unitColumns = t.size(1) <= 1 || t.stride(1) == 1;
+  bool rowsApart = t.size(0) <= 1 || t.stride(0) >= t.size(1);
+  return unitColumns && rowsApart ? t : t.contiguous();
+}
+
+/// The `dtype` argument of the quantization ops: an FP8 type.
+void checkFp8Target(at::ScalarType dtype, const char *op) {
+  TORCH_CHECK(fp8DtypeCode(dtype) >= 0, op, ": dtype is ", dtype,
+              "; FP8 means float8_e4m3fn or float8_e5m2");
 }
 
 float *floatData(const at::Tensor &t) {
@@ -160,17 +170,21 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
   checkHighPrecision(input, op, "input");
-  checkFp8(dtype, op, "dtype");
+  checkFp8Target(dtype, op);
   slinrt_quant_axis quantAxis = parseAxis(axis, op);
   SPLITLINEAR_DEVICE_GUARD(input);
-  at::Tensor x = unitColumns(flatten2d(input));
+  at::Tensor x = rowMajor(flatten2d(input));
   int64_t m = x.size(0), k = x.size(1);
   at::Tensor scale;
   if (colScale) {
-    checkScaleVector(*colScale, k, op, "col_scale", input);
-    TORCH_CHECK(colScale->size(0) == k, op, ": col_scale has ",
-                colScale->size(0), " entries but input has K = ", k);
-    scale = colScale->contiguous();
+    const at::Tensor &c = *colScale;
+    TORCH_CHECK(c.defined() && c.dim() == 1 && c.scalar_type() == at::kFloat,
+                op, ": col_scale must be a 1-D float32 tensor [K]");
+    TORCH_CHECK(c.device() == input.device(), op, ": col_scale is on ",
+                c.device(), " but input is on ", input.device());
+    TORCH_CHECK(c.size(0) == k, op, ": col_scale has ", c.size(0),
+                " entries but input has K = ", k);
+    scale = c.contiguous();
   }
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({writeOut ? m : 0, writeOut ? k : 0}, fp8);
@@ -209,7 +223,7 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
                           bool writeTransposed) {
   constexpr const char *op = "splitlinear.fp8_cast_parts";
   TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
-  checkFp8(dtype, op, "dtype");
+  checkFp8Target(dtype, op);
   const at::Tensor &first = parts[0];
   TORCH_CHECK(first.defined() && first.dim() == 2, op,
               ": parts[0] must be 2-D [N_0, K]");
@@ -219,7 +233,7 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   std::vector<at::Tensor> dense;
   std::vector<slinrt_memref2d> descs;
   for (const at::Tensor &p : parts) {
-    dense.push_back(unitColumns(p));
+    dense.push_back(rowMajor(p));
     descs.push_back(descriptor2d(dense.back()));
   }
   SPLITLINEAR_DEVICE_GUARD(first);
@@ -282,7 +296,8 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   if (hasBias)
     checkBiasParts(*bias, weight, outDtype, "out_dtype is", input.device(), op);
   SPLITLINEAR_DEVICE_GUARD(input);
-  at::Tensor x = flatten2d(input);
+  // Both FP8 operands K-major (TN): a transposed one is copied.
+  at::Tensor x = rowMajor(flatten2d(input));
   int64_t m = x.size(0);
   checkScaleVector(inputScaleInv, m, op, "input_scale_inv", input);
   checkScaleVector(weightScaleInv, n, op, "weight_scale_inv", input);
@@ -317,7 +332,7 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   call.matrix(x);
   call.vector(sx);
   for (const at::Tensor &w : weight)
-    call.matrix(gemmOperand(w));
+    call.matrix(rowMajor(w));
   call.vector(sw);
   if (hasBias)
     for (const at::Tensor &b : *bias)

@@ -63,6 +63,14 @@ def _check_scale_vector(t: Tensor, n: int | torch.SymInt, who: str, name: str, r
                  lambda: f"{who}: {name} has {entries} entries; expected 1 or {n}")
 
 
+def _check_fp8_target(dtype: torch.dtype, who: str) -> None:
+    """The ``dtype`` argument of the quantization ops (``checkFp8Target``)."""
+    torch._check(
+        dtype in FP8_DTYPES,
+        lambda: f"{who}: dtype is {c10_name(dtype)}; FP8 means float8_e4m3fn or float8_e5m2",
+    )
+
+
 def _rows(t: Tensor) -> int | torch.SymInt:
     """M: the product of all dims but the last (``flatten2d``)."""
     return math.prod(t.shape[:-1])
@@ -79,11 +87,14 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
     who = "splitlinear.fp8_quantize"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
     _check_high_precision(input.dtype, who, "input")
-    _check_fp8(dtype, who, "dtype")
+    _check_fp8_target(dtype, who)
     torch._check(axis in FP8_AXES, lambda: f'{who}: axis must be {_quoted(FP8_AXES)}, got "{axis}"')
     m, k = _rows(input), input.shape[-1]
     if col_scale is not None:
-        _check_scale_vector(col_scale, k, who, "col_scale", input)
+        torch._check(col_scale.dim() == 1 and col_scale.dtype == torch.float32,
+                     lambda: f"{who}: col_scale must be a 1-D float32 tensor [K]")
+        torch._check(col_scale.device == input.device,
+                     lambda: f"{who}: col_scale is on {col_scale.device} but input is on {input.device}")
         torch._check(col_scale.shape[0] == k,
                      lambda: f"{who}: col_scale has {col_scale.shape[0]} entries but input has K = {k}")
     out = input.new_empty((m, k) if write_out else _EMPTY, dtype=dtype)
@@ -97,7 +108,7 @@ def _fp8_cast_parts_fake(parts: Sequence[Tensor], dtype: torch.dtype,
                          write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_cast_parts"
     torch._check(len(parts) > 0, lambda: f"{who}: parts must hold at least one tensor")
-    _check_fp8(dtype, who, "dtype")
+    _check_fp8_target(dtype, who)
     first = parts[0]
     torch._check(first.dim() == 2, lambda: f"{who}: parts[0] must be 2-D [N_0, K]")
     k = first.shape[1]

@@ -20,7 +20,7 @@ scales. Conventions (the runtime's, ``Runtime.h`` "FP8 quantization"; the
 TransformerEngine / torchao terms), all in float32 with IEEE division: for an
 FP8 type of largest value ``fp8_max`` (448 for ``float8_e4m3fn``, 57344 for
 ``float8_e5m2``) and ``amax = max |x|`` over the tensor, a row or a column,
-``scale = fp8_max / amax`` (1 when amax is 0), ``x8 = saturate(rne(x * scale))``
+``scale = fp8_max / amax`` (1 when amax is 0, FLT_MAX where the quotient overflows), ``x8 = saturate(rne(x * scale))``
 and ``scale_inv = 1 / scale``, so ``x ≈ scale_inv * x8``. With
 ``W = [W_1; ...; W_P]`` and part ``i`` quantized with its own ``scale_inv_i``,
 the spread vector ``ŝ`` holds ``scale_inv_i`` for every row of part ``i``, and
@@ -263,7 +263,7 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
 
     ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``amax`` is taken over the
     whole tensor (``axis="tensor"``), each row (``"rows"``) or each column
-    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0), the FP8 value
+    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows), the FP8 value
     is ``saturate(rne(v * scale))`` and ``scale_inv = 1 / scale``, all in
     float32, where ``v = input[m, k]``, or ``input[m, k] * col_scale[k]`` with
     ``col_scale`` (the dgrad of :func:`fp8_linear` folds the weight parts'

@@ -2,7 +2,7 @@
 
 Written from the conventions (``Runtime.h``, "FP8 quantization";
 ``lib/Torch/Fp8Autograd.cpp`` for the backward), not from the C++ code:
-``scale = fp8_max / amax`` (1 for amax 0), ``x8 = clamp(v * scale).to(fp8)``
+``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows), ``x8 = clamp(v * scale).to(fp8)``
 (torch's cast rounds to nearest even; the clamp saturates), ``scale_inv =
 1 / scale``, every step a float32 operation. Decoding FP8 is exact, so the
 GEMMs here are exact in float64 up to their last rounding.
@@ -31,7 +31,10 @@ class Quantized(NamedTuple):
 
 def _scale(amax: Tensor, dtype: torch.dtype) -> Tensor:
     fp8_max = torch.tensor(FP8_MAX[dtype], dtype=torch.float32)
-    return torch.where(amax == 0, torch.ones_like(amax), fp8_max / amax)
+    scale = fp8_max / amax
+    # An overflowing quotient (amax < fp8_max / FLT_MAX) is clamped to FLT_MAX.
+    scale = torch.where(scale == torch.inf, torch.finfo(torch.float32).max, scale)
+    return torch.where(amax == 0, torch.ones_like(amax), scale)
 
 
 def _cast(v: Tensor, scale: Tensor, dtype: torch.dtype) -> Tensor:

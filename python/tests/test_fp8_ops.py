@@ -215,20 +215,20 @@ def _x() -> torch.Tensor:
 
 ERRORS: list[tuple[str, Callable[[], object], str]] = [
     # fp8_quantize
-    ("q-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), torch.float16, "rows"), "dtype has dtype Half"),
+    ("q-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), torch.float16, "rows"), "dtype is Half"),
     ("q-input", lambda: torch.ops.splitlinear.fp8_quantize(_x().double(), E4M3, "rows"), "input has dtype Double"),
     ("q-axis", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "row"), 'axis must be "tensor"'),
     ("q-col_scale-size", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(31)),
-     "col_scale has 31 entries; expected 1 or 32"),
+     "col_scale has 31 entries but input has K = 32"),
     ("q-col_scale-one", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(1)),
      "col_scale has 1 entries but input has K = 32"),
     ("q-col_scale-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(32).half()),
-     "col_scale has dtype Half but scales are float32"),
+     "col_scale must be a 1-D float32 tensor [K]"),
     # fp8_cast_parts
     # An empty list cannot reach the C++ op (nothing to dispatch on): the wrapper says it.
     ("c-empty", lambda: splitlinear.ops.fp8_cast_parts([], E4M3), "parts must hold at least one tensor"),
     ("c-dtype", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32)], torch.bfloat16),
-     "dtype has dtype BFloat16"),
+     "dtype is BFloat16"),
     ("c-cols", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32), torch.ones(16, 16)], E4M3),
      "parts[1] has 16 columns but parts[0] has K = 32"),
     ("c-mixed", lambda: torch.ops.splitlinear.fp8_cast_parts([torch.ones(16, 32), torch.ones(16, 32).half()], E4M3),
@@ -328,3 +328,109 @@ def test_opcheck_scaled_linear(op) -> None:
     b = [ref.fresh(n, dtype=torch.bfloat16) for n in rows]
     torch.library.opcheck(torch.ops.splitlinear.scaled_linear.default,
                           (x8, sx, list(wq.data.split(rows)), wq.row_scale_inv, b), test_utils=FP8_INPUT_TEST_UTILS)
+
+
+# --- regressions ----------------------------------------------------------------------------
+
+def _tiny(*shape: int, seed: int) -> torch.Tensor:
+    """Finite float32 data whose amax (~1e-38) is below fp8_max / FLT_MAX, with zeros among it: an
+    unclamped scale of fp8_max / amax overflows to inf and turns each zero into 0 * inf = NaN."""
+    t = ref.fresh(*shape, scale=1e-38)
+    t.view(-1)[::3] = 0.0
+    return t
+
+
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+@pytest.mark.parametrize("axis", ["tensor", "rows", "cols"])
+def test_quantize_tiny_amax_is_finite(op, dtype: torch.dtype, axis: str) -> None:
+    """Regression (new-user report): a finite input with a tiny amax quantized to all NaN. The scale is
+    clamped to FLT_MAX, as TransformerEngine does; bytes and scale_inv equal the emulation."""
+    torch.manual_seed(40)
+    x = _tiny(8, 32, seed=40)
+    got = op.fp8_quantize(x, dtype, axis, write_transposed=True)
+    want = ref.quantize(x, dtype, axis)
+    assert not got.data.float().isnan().any() and not got.data_t.float().isnan().any()
+    assert torch.isfinite(got.scale_inv).all() and (got.scale_inv > 0).all()
+    assert torch.equal(got.scale_inv, want.scale_inv)
+    assert_same_fp8(got.data, want.data)
+    assert_same_fp8(got.data_t, want.data_t)
+
+
+def test_cast_parts_tiny_amax_is_finite(op) -> None:
+    """The same for a weight part with a tiny amax next to a normal one."""
+    torch.manual_seed(41)
+    parts = [ref.fresh(16, 32), _tiny(16, 32, seed=41)]
+    got = op.fp8_cast_parts(parts, E4M3, write_transposed=True)
+    want = ref.cast_parts(parts, E4M3)
+    assert not got.data.float().isnan().any()
+    assert torch.isfinite(got.scale_inv).all()
+    assert torch.equal(got.scale_inv, want.scale_inv)
+    assert torch.equal(got.row_scale_inv, want.row_scale_inv)
+    assert_same_fp8(got.data, want.data)
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise", "rowwise_with_gw_hp"])
+def test_fp8_linear_tiny_values_stay_finite(op, recipe: str) -> None:
+    """fp8_linear's output and every gradient stay finite when the input or a weight part is tiny."""
+    torch.manual_seed(42)
+    x = _tiny(4, 32, seed=42).requires_grad_()
+    w = [ref.fresh(16, 32).requires_grad_(), _tiny(16, 32, seed=43).requires_grad_()]
+    y = op.fp8_linear(x, w, recipe=recipe)
+    y.backward(ref.fresh(4, 32))
+    for t in (y, x.grad, w[0].grad, w[1].grad):
+        assert torch.isfinite(t).all()
+
+
+def test_building_blocks_refuse_backward(op) -> None:
+    """Regression (new-user report): the building blocks have no derivative; their outputs required grad
+    and backward dropped the gradient with a warning only. Backward now raises, naming the op."""
+    torch.manual_seed(44)
+    x = ref.fresh(8, 32).requires_grad_()
+    w = ref.fresh(16, 32).requires_grad_()
+    q = op.fp8_quantize(x, E4M3, "rows")
+    with pytest.raises(RuntimeError, match="fp8_quantize"):
+        q.scale_inv.sum().backward()
+    p = op.fp8_cast_parts([w], E4M3)
+    with pytest.raises(RuntimeError, match="fp8_cast_parts"):
+        p.row_scale_inv.sum().backward()
+    xq = op.fp8_quantize(x.detach(), E4M3, "rows")
+    s = op.fp8_quantize(x, E4M3, "rows").scale_inv
+    y = op.scaled_linear(xq.data, s, [p.data.detach()], p.row_scale_inv.detach())
+    with pytest.raises(RuntimeError, match="scaled_linear"):
+        y.float().sum().backward()
+
+
+def test_fp8_linear_double_backward_raises(op) -> None:
+    """Regression (new-user report): create_graph=True returned a dx that silently did not require grad."""
+    torch.manual_seed(45)
+    x = ref.fresh(16, 32).requires_grad_()
+    w = [ref.fresh(16, 32).requires_grad_()]
+    y = op.fp8_linear(x, w)
+    with pytest.raises(RuntimeError, match="fp8_linear.*create_graph"):
+        torch.autograd.grad(y.sum(), x, create_graph=True)
+
+
+def test_layouts_the_gemm_cannot_read_are_copied(op) -> None:
+    """Regression (new-user report): an expanded (stride 0) weight part and transposed FP8 operands failed
+    inside the runtime with a message naming its entry point. They are copied to row-major first."""
+    torch.manual_seed(46)
+    x = ref.fresh(8, 32)
+    w = ref.fresh(1, 32).expand(16, 32)
+    y = op.fp8_linear(x, [w])
+    assert torch.equal(y, op.fp8_linear(x, [w.contiguous()]))
+    q = op.fp8_quantize(x, E4M3, "tensor", write_transposed=True)
+    p = op.fp8_cast_parts([ref.fresh(16, 32)], E4M3, write_transposed=True)
+    want = op.scaled_linear(q.data, q.scale_inv, [p.data], p.scale_inv)
+    got = op.scaled_linear(q.data_t.t(), q.scale_inv, [p.data_t.t()], p.scale_inv)
+    assert torch.equal(got, want)
+
+
+def test_col_scale_and_dtype_messages(op) -> None:
+    """Regression (new-user report): a wrong col_scale length said "expected 1 or K" though 1 is refused;
+    a non-FP8 dtype said "dtype has dtype"."""
+    x = ref.fresh(8, 16)
+    for n in (1, 17):
+        with pytest.raises(RuntimeError, match=f"col_scale has {n} entries but input has K = 16"):
+            op.fp8_quantize(x, E4M3, "rows", col_scale=torch.ones(n))
+    with pytest.raises(RuntimeError, match="dtype is Float; FP8 means float8_e4m3fn or float8_e5m2"):
+        op.fp8_quantize(x, torch.float32, "rows")

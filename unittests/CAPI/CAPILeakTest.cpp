@@ -291,3 +291,38 @@ TEST(CAPILeakTest, FailuresKeepMemoryFlat) {
 }
 
 } // namespace
+
+/// The C spec's enum fields are plain integers, checked before they become
+/// C++ enums: an out-of-range SCALED_FPROP scaling or input dtype is an
+/// error naming it (the C++ KernelSpec cannot hold such a value).
+TEST(CAPILeakTest, ScaledSpecRejectsOutOfRangeEnums) {
+  int32_t parts[2] = {SLINRT_F8E4M3FN, SLINRT_F8E4M3FN};
+  SlinKernelSpec spec{};
+  spec.kind = SLIN_KERNEL_SCALED_FPROP;
+  spec.dtype = SLINRT_BF16;
+  spec.num_parts = 2;
+  spec.part_dtypes = parts;
+  spec.target = SLIN_TARGET_CPU;
+  spec.alignment = 16;
+  spec.input_dtype = SLINRT_F8E4M3FN;
+  spec.scaling = SLINRT_SCALING_OUTER_VECTOR;
+  char *error = nullptr;
+  char *ir = slinKernelBuildIR(&spec, &error);
+  ASSERT_NE(ir, nullptr) << error;
+  slinStringFree(ir);
+  spec.scaling = 7;
+  EXPECT_EQ(slinKernelBuildIR(&spec, &error), nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("invalid scaling 7"), std::string::npos)
+      << error;
+  slinStringFree(error);
+  spec.scaling = SLINRT_SCALING_OUTER_VECTOR;
+  spec.input_dtype = 42;
+  error = nullptr;
+  EXPECT_EQ(slinKernelBuildIR(&spec, &error), nullptr);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("invalid input dtype 42"),
+            std::string::npos)
+      << error;
+  slinStringFree(error);
+}

@@ -354,7 +354,7 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   Bytes out(64);
   auto quantize = [&](slinrt_dtype src, slinrt_dtype dst, int axis,
                       slinrt_memref2d *ref, float *a, float *s) {
-    slinrt_quantize_fp8(ctx, src, dst, static_cast<slinrt_quant_axis>(axis),
+    slinrt_quantize_fp8(ctx, src, dst, axis,
                         ref, nullptr, a, s, out.data(), nullptr);
   };
   quantize(SLINRT_F32, SLINRT_F8E4M3FN, 0, nullptr, amax, scaleInv);

@@ -15,6 +15,7 @@
 #include "TestUtils.h"
 
 #include <gtest/gtest.h>
+#include <limits>
 
 namespace slinrt_test {
 
@@ -72,9 +73,13 @@ inline uint8_t encodeFp8Ref(slinrt_dtype dtype, double x) {
 
 inline float toF32(double v) { return static_cast<float>(v); }
 
-/// scale = fp8_max / amax (fp32 division), 1 for amax 0; NaN propagates.
+/// scale = fp8_max / amax (fp32 division), 1 for amax 0, FLT_MAX where the
+/// quotient overflows; NaN propagates.
 inline float refScale(slinrt_dtype dtype, float amax) {
-  return amax == 0 ? 1.0f : toF32(fp8Params(dtype).max / double(amax));
+  if (amax == 0)
+    return 1.0f;
+  float scale = toF32(fp8Params(dtype).max / double(amax));
+  return std::isinf(scale) ? std::numeric_limits<float>::max() : scale;
 }
 
 /// The FP8 byte of x · scale, the product in fp32.

@@ -245,8 +245,10 @@ SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx)
 //
 // Conventions (the TransformerEngine / torchao terms): for an FP8 type of
 // largest finite value `fp8_max` (448 for e4m3fn, 57344 for e5m2) and an
-// amax `a` (fp32), `scale = a > 0 ? fp8_max / a : 1` (fp32 division, IEEE,
-// no fast math; an inf or NaN amax propagates), the FP8 value is
+// amax `a` (fp32), `scale = a > 0 ? min(fp8_max / a, FLT_MAX) : 1` (fp32
+// division, IEEE, no fast math; the clamp keeps a tiny amax from giving an
+// infinite scale, which would turn zeros into NaN; an inf or NaN amax
+// propagates: a non-finite value makes its whole scaling group NaN), the FP8 value is
 // `cast(x * scale)` rounded to nearest even and saturated to ±fp8_max (NaN
 // stays NaN), and `scale_inv = 1 / scale` (fp32) is the dequantization
 // factor a scaled GEMM takes: x ≈ scale_inv · x8. A CPU context computes
@@ -283,7 +285,9 @@ SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
                                          float *rowScaleInv);
 
 /// Quantizes x [M, K] of dtype `src` (f32, f16, bf16) to `dst` with amax
-/// taken along `axis`. With `colScale` (K floats, may be NULL) the value
+/// taken along `axis`, a slinrt_quant_axis value (passed as int32_t, like
+/// the IR entry points' enum arguments, so that an out-of-range value is
+/// checked and recorded, not undefined in C++). With `colScale` (K floats, may be NULL) the value
 /// quantized is x[m, k] · colScale[k] (dgrad folds the weight parts'
 /// scale_inv into dy's columns this way). Writes `amax` (may be NULL) and
 /// `scaleInv` (required): 1 entry (SLINRT_QUANT_TENSOR), M (ROWS) or K
@@ -291,7 +295,7 @@ SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
 /// rows are x's columns). Tensorwise takes two launches and uses `amax`
 /// as its scratch, so `amax` is required there.
 SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
-                                       slinrt_dtype dst, slinrt_quant_axis axis,
+                                       slinrt_dtype dst, int32_t axis,
                                        const slinrt_memref2d *x,
                                        const float *colScale, float *amax,
                                        float *scaleInv, void *out, void *outT);
