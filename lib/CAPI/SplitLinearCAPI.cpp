@@ -155,7 +155,13 @@ FailureOr<splitlinear::KernelSpec> toKernelSpec(const SlinKernelSpec &c,
       return failure();
     }
     spec.inputDtype = *input;
-    // buildKernelModule checks the scaling's range.
+    // Checked here, as an integer: a C++ enum cannot hold another value.
+    if (c.scaling != SLINRT_SCALING_TENSORWISE &&
+        c.scaling != SLINRT_SCALING_OUTER_VECTOR) {
+      error = "invalid scaling " + std::to_string(c.scaling) +
+              " (0 = tensorwise, 1 = outer_vector)";
+      return failure();
+    }
     spec.scaling = static_cast<slinrt_scaling>(c.scaling);
     spec.fastAccum = c.fast_accum != 0;
   }

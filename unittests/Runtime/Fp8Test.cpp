@@ -598,7 +598,7 @@ TEST(Fp8ScaledGemm, BadInputsNameTheOperand) {
   }
   {
     ScaledGemmCase c = fresh();
-    c.scaling = static_cast<slinrt_scaling>(5);
+    c.scaling = 5;
     c.run(fn, ctx);
     expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "unknown scaling 5");
   }

@@ -213,7 +213,9 @@ inline ScaledGemmFn cpuScaledGemm(slinrt_dtype out) {
 struct ScaledGemmCase {
   int64_t M, N, K, lda, ldb;
   slinrt_dtype aType, bType, outType;
-  slinrt_scaling scaling;
+  /// A slinrt_scaling value, held as the entry point's int32_t so that a
+  /// test can pass an out-of-range one.
+  int32_t scaling;
   bool withBias;
   Bytes a, b;
   std::vector<float> scaleA, scaleB;
