@@ -227,3 +227,38 @@ def test_autocast_cpu_bf16(op) -> None:
     want = ref.fp8_linear(xb, [w.detach() for w in ws], bb, "rowwise", dy=dy)
     assert_within_ulp(ws[0].grad, ref.Gemm(want.dw.exact[:32], want.dw.bound[:32]), torch.float32,
                       what="autocast dw")
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_activation_checkpointing_matches(op, use_reentrant: bool) -> None:
+    """Recomputing fp8_linear under torch.utils.checkpoint gives the same gradients, bit for bit (the
+    backward refuses only create_graph, which neither checkpoint mode uses)."""
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(50)
+    x = ref.fresh(8, 32).requires_grad_()
+    w = [ref.fresh(16, 32).requires_grad_(), ref.fresh(32, 32).requires_grad_()]
+
+    def grads(wrap: bool) -> list[torch.Tensor]:
+        for t in [x, *w]:
+            t.grad = None
+        fn = lambda t: op.fp8_linear(t, w, recipe="rowwise")  # noqa: E731
+        y = checkpoint(fn, x, use_reentrant=use_reentrant) if wrap else fn(x)
+        y.square().sum().backward()
+        return [x.grad.clone(), *(p.grad.clone() for p in w)]
+
+    for got, want in zip(grads(True), grads(False)):
+        assert torch.equal(got, want)
+
+
+def test_no_grad_and_inference_mode_build_no_graph(op) -> None:
+    torch.manual_seed(51)
+    x = ref.fresh(8, 32).requires_grad_()
+    w = [ref.fresh(16, 32).requires_grad_()]
+    want = op.fp8_linear(x, w).detach()
+    with torch.no_grad():
+        y = op.fp8_linear(x, w)
+    assert not y.requires_grad and torch.equal(y, want)
+    with torch.inference_mode():
+        z = op.fp8_linear(x.detach(), [w[0].detach()])
+    assert torch.equal(z, want)
