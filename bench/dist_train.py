@@ -9,7 +9,13 @@ gradient difference relative to the gradient's magnitude, and the op's paths
 (views / cats / per-part GEMMs) per step; rank 0 writes the JSON.
 
 * DDP: ``DistributedDataParallel(gradient_as_bucket_view=True)``.
-* FSDP2: ``fully_shard`` per decoder layer, then the root.
+* FSDP2: ``fully_shard`` per decoder layer, then the root; the splitlinear
+  copy then gets ``pack_fsdp_parameters`` (its groups' unsharded parameters as
+  views of one buffer).
+
+``--no-autocast`` trains in float32: under bf16 autocast the op casts the
+weight parts into one buffer itself, which hides whether FSDP2's parts were
+adjacent.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import torch
 import torch.distributed as dist
 
 import splitlinear
+from splitlinear.distributed import pack_fsdp_parameters
 from splitlinear.packing import pack_parameters
 
 CONFIG = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=2, num_attention_heads=8,
@@ -64,7 +71,7 @@ def full_grads(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return out
 
 
-def run(how: str, device: torch.device, steps: int) -> dict[str, Any]:
+def run(how: str, device: torch.device, steps: int, autocast: bool) -> dict[str, Any]:
     rank = dist.get_rank()
     base = build(device)
     models = {"inductor": copy.deepcopy(base), "splitlinear": copy.deepcopy(base)}
@@ -72,6 +79,8 @@ def run(how: str, device: torch.device, steps: int) -> dict[str, Any]:
     fns, opts = {}, {}
     for name, m in models.items():
         wrapped = wrap(m, how, device)
+        if how == "fsdp2" and name == "splitlinear":
+            pack_fsdp_parameters(m)
         fns[name] = torch.compile(wrapped, backend=name)
         opts[name] = torch.optim.AdamW(m.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(100 + rank)
@@ -81,7 +90,7 @@ def run(how: str, device: torch.device, steps: int) -> dict[str, Any]:
         losses, grads = {}, {}
         for name in ("inductor", "splitlinear"):
             splitlinear.reset_stats()
-            with torch.autocast(device.type, dtype=torch.bfloat16):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
                 loss = fns[name](input_ids=ids, labels=ids, use_cache=False).loss
             loss.backward()
             losses[name] = loss.item()
@@ -113,6 +122,8 @@ def main() -> int:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--autocast", action=argparse.BooleanOptionalAction, default=True,
+                        help="bf16 autocast (default) or float32 (--no-autocast)")
     args = parser.parse_args()
     local = int(os.environ.get("LOCAL_RANK", 0))
     if args.device == "cuda":
@@ -122,14 +133,14 @@ def main() -> int:
     else:
         device = torch.device("cpu")
         dist.init_process_group("gloo")
-    results = [run(how, device, args.steps) for how in ("ddp", "fsdp2")]
+    results = [run(how, device, args.steps, args.autocast) for how in ("ddp", "fsdp2")]
     if dist.get_rank() == 0:
         for r in results:
             print(f"{r['wrapper']}: {'losses and gradients match Inductor' if r['ok'] else 'MISMATCH'}")
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:
                 json.dump({"world_size": dist.get_world_size(), "torch": torch.__version__,
-                           "config": CONFIG, "results": results}, f, indent=1)
+                           "config": CONFIG, "autocast": args.autocast, "results": results}, f, indent=1)
     ok = all(r["ok"] for r in results)
     dist.destroy_process_group()
     return 0 if ok else 1

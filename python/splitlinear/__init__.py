@@ -11,6 +11,8 @@ Public API:
 - :func:`stats` / :func:`reset_stats`: compile-time and run-time counters;
 - :func:`pack_parameters`: make sibling projections' Parameters adjacent in one
   storage (zero-copy path), keeping Parameter objects and state-dict keys;
+- :func:`pack_fsdp_parameters`: after FSDP2's ``fully_shard``, make each
+  sibling group's unsharded Parameters views of one buffer (zero-copy path);
 - :mod:`splitlinear.ops` (imported lazily, loads the op library):
   ``splitlinear.ops.linear(input, weight_parts, bias_parts=None)``.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .distributed import pack_fsdp_parameters
 from .options import SplitLinearOptions
 from .packing import PackReport, pack_parameters
 from .stats import reset_stats, stats
@@ -31,6 +34,7 @@ __all__ = [
     "PackReport",
     "SplitLinearOptions",
     "ops",
+    "pack_fsdp_parameters",
     "pack_parameters",
     "reset_stats",
     "stats",
