@@ -5,6 +5,11 @@ Tiny transformers Llama and Qwen2 (q/k/v biases) in float64, ``fully_shard``
 per decoder layer and on the root, compiled with ``backend="splitlinear"``:
 losses, every gradient and the weights after AdamW steps equal the unsharded
 eager model's, and the op takes its view path for every packed group.
+Eagerly: the sharded side (state dict, DTensor Parameters) is stock FSDP2's, an
+unshard runs the same ATen copies as stock (the copy-out writes into the group
+buffer), the parts stay adjacent across reshard/unshard cycles (also with
+``reshard_after_forward=False``) and train as stock FSDP2 does, and
+unsupported settings raise.
 """
 
 from __future__ import annotations
@@ -147,23 +152,35 @@ def _layout_worker(arch: str) -> None:
     # The copy-out writes into the group buffer: the same copies as stock FSDP2, no extra one.
     assert _copies_in_unshard(model) == _copies_in_unshard(stock)
 
-    # Several steps: every unshard re-allocates the freed storage; the parts must be adjacent
-    # every time, hold the all-gathered values, and be freed again after the forward.
+    # Several steps, side by side with stock FSDP2 (eager, so the losses must be identical):
+    # every unshard re-allocates the freed storage, and the parts must be adjacent every
+    # time, hold the gathered values, and be freed after backward. reshard_after_forward=False
+    # keeps the parameters unsharded from the forward to the end of the backward.
+    kept = _shard(copy.deepcopy(reference), reshard_after_forward=False)
+    pack_fsdp_parameters(kept)
     seen: list[bool] = []
     layer = model.model.layers[0]
     fsdp_param = next(p for p in layer._get_fsdp_state()._fsdp_param_group.fsdp_params
                       if p._module_info.module is layer.self_attn.q_proj and p._module_info.param_name == "weight")
     layout = fsdp_param._splitlinear_layout[0]
-    layer.register_forward_pre_hook(lambda mod, args: seen.append(all(map(_adjacent, _parts(mod)))))
-    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    for m in (model, kept):
+        m.model.layers[0].register_forward_pre_hook(lambda mod, args: seen.append(all(map(_adjacent, _parts(mod)))))
+    models = (stock, model, kept)
+    opts = [torch.optim.SGD(m.parameters(), lr=0.5) for m in models]
     rank = dist.get_rank()
     for step in range(3):
         ids = _batches(step)[rank]
-        model(input_ids=ids, labels=ids, use_cache=False).loss.backward()
-        opt.step()
-        opt.zero_grad()
+        losses = []
+        for m, opt in zip(models, opts):
+            loss = m(input_ids=ids, labels=ids, use_cache=False).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.detach())
+        for loss in losses[1:]:  # float64; BLAS may round differently for a differently aligned part
+            torch.testing.assert_close(loss, losses[0], rtol=1e-12, atol=0)
         assert layout.buffer.untyped_storage().size() == 0, "the group buffer was not freed after backward"
-    assert seen == [True] * 3, seen
+    assert seen == [True] * 6, seen
     # The unsharded values are the (updated) sharded Parameters, gathered.
     attn = layer.self_attn
     full = {k: _full(v) for k, v in model.state_dict().items()}
@@ -172,6 +189,12 @@ def _layout_worker(arch: str) -> None:
         key = f"model.layers.0.self_attn.{name}.weight"
         assert torch.equal(getattr(attn, name).weight.detach(), full[key]), key
     assert all(map(_adjacent, _parts(layer)))
+    layer.reshard()
+    # load_state_dict goes to the sharded Parameters; the layout survives it.
+    model.load_state_dict(stock.state_dict())
+    layer.unshard()
+    assert all(map(_adjacent, _parts(layer)))
+    assert torch.equal(attn.v_proj.weight.detach(), _full(stock.state_dict()["model.layers.0.self_attn.v_proj.weight"]))
     layer.reshard()
     assert attn.q_proj.weight.to_local().numel() * dist.get_world_size() == full[
         "model.layers.0.self_attn.q_proj.weight"].numel()
