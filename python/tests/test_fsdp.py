@@ -196,6 +196,18 @@ def _layout_worker(arch: str) -> None:
     assert all(map(_adjacent, _parts(layer)))
     assert torch.equal(attn.v_proj.weight.detach(), _full(stock.state_dict()["model.layers.0.self_attn.v_proj.weight"]))
     layer.reshard()
+    # MixedPrecisionPolicy(param_dtype): the group buffer has the all-gather dtype.
+    from torch.distributed.fsdp import MixedPrecisionPolicy
+
+    mixed = _shard(copy.deepcopy(reference), mp_policy=MixedPrecisionPolicy(param_dtype=torch.float32))
+    pack_fsdp_parameters(mixed)
+    ids = _batches(0)[rank]
+    mixed(input_ids=ids, labels=ids, use_cache=False).loss.backward()
+    mixed_layer = mixed.model.layers[0]
+    mixed_layer.unshard()
+    assert all(map(_adjacent, _parts(mixed_layer)))
+    assert mixed_layer.self_attn.k_proj.weight.dtype == torch.float32
+    mixed_layer.reshard()
     assert attn.q_proj.weight.to_local().numel() * dist.get_world_size() == full[
         "model.layers.0.self_attn.q_proj.weight"].numel()
 
