@@ -3,7 +3,7 @@
 The node is hand-written (issue 20, host time): these tests pin what a ``torch::autograd::Function``
 gave for free — no node without a gradient to compute, saved tensors freed after backward, an
 undefined output gradient, forward-mode AD refused with a clear error — and the gradients of every
-input against float64 ``F.linear`` on a cat.
+input against float64 ``F.linear`` on a cat, eagerly and through ``torch.func.grad``.
 """
 
 from __future__ import annotations
@@ -82,3 +82,18 @@ def test_forward_mode_ad_is_refused(op: object, device: str) -> None:
         dual = fwAD.make_dual(x, torch.ones_like(x))
         with pytest.raises(RuntimeError, match="splitlinear.linear: forward-mode AD"):
             op.linear(dual, ws, bs)
+
+
+def test_torch_func_grad(op: object, device: str) -> None:
+    """``torch.func.grad`` differentiates through the node (a Function refused functorch)."""
+    torch.manual_seed(204)
+    x, ws, bs = _inputs(device)
+
+    def loss(fn: object, x: torch.Tensor, w0: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        return (fn(x, [w0, w1, w2]) ** 2).sum()
+
+    got = torch.func.grad(lambda *a: loss(lambda x, w: op.linear(x, w, bs), *a), argnums=(0, 1, 2, 3))(x, *ws)
+    expected = torch.func.grad(lambda *a: loss(lambda x, w: F.linear(x, torch.cat(w), torch.cat(bs)), *a),
+                               argnums=(0, 1, 2, 3))(x, *ws)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
