@@ -5,7 +5,11 @@ Wall-clock µs per call of back-to-back calls (one synchronize at the end), medi
 what ``splitlinear.ops.linear`` and Inductor's extern call use) and through the overload packet
 (``torch.ops.splitlinear.linear``, which resolves the overload on every call); the same with grad mode
 on (the autograd node); a compiled region (one ``F.linear`` over a cat of the parts) with Inductor
-and with splitlinear. Writes JSON with ``--json``.
+and with splitlinear. The grad-mode op and the compiled regions run twice: with parts in separate
+storages (clones: the op copies them or runs one GEMM per part, Inductor runs its cat kernel) and
+``(packed)``, the parts adjacent views of one buffer (as after ``splitlinear.pack_parameters``: the
+op's zero-copy view path). Writes JSON with ``--json``; ``--compare OLD.json`` prints the rows of an
+earlier run (e.g. the build before a change) next to these, with the difference.
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+#: The clock of per_call_us: ``time.perf_counter`` (wall-clock, the default) or, with
+#: ``--clock thread``, ``time.thread_time`` (this thread's CPU time: on a shared CPU machine, time
+#: spent descheduled does not count; on CUDA it would not count the final synchronize's wait).
+_clock: Callable[[], float] = time.perf_counter
+
+
 def per_call_us(fn: Callable[[], object], device: str, n: int = 2000) -> float:
     runs = []
     for _ in range(7):
@@ -29,16 +39,18 @@ def per_call_us(fn: Callable[[], object], device: str, n: int = 2000) -> float:
             fn()
         if device == "cuda":
             torch.cuda.synchronize()
-        start = time.perf_counter()
+        start = _clock()
         for _ in range(n):
             fn()
         if device == "cuda":
             torch.cuda.synchronize()
-        runs.append((time.perf_counter() - start) / n * 1e6)
+        runs.append((_clock() - start) / n * 1e6)
     return statistics.median(runs)
 
 
 class Cat(nn.Module):
+    """``F.linear`` over a cat of Parameters (the Parameters take the given tensors' storage)."""
+
     def __init__(self, parts: list[torch.Tensor], biases: list[torch.Tensor]) -> None:
         super().__init__()
         self.w = nn.ParameterList([nn.Parameter(p) for p in parts])
@@ -52,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json")
+    parser.add_argument("--compare", help="JSON of an earlier run, printed next to this one")
+    parser.add_argument("--clock", choices=["wall", "thread"], default="wall")
     args = parser.parse_args(argv)
+    global _clock
+    _clock = time.thread_time if args.clock == "thread" else time.perf_counter
     import splitlinear.ops  # noqa: F401  (loads the op library)
 
     dev = args.device
@@ -67,21 +83,39 @@ def main(argv: list[str] | None = None) -> int:
         results["op overload"] = per_call_us(lambda: overload(x, parts, biases), dev)
         results["op packet"] = per_call_us(lambda: packet(x, parts, biases), dev)
     pw = [p.clone().requires_grad_() for p in parts]
+    packed = list(buf.clone().requires_grad_().split(rows))  # adjacent views that require grad
     results["F.linear (fused), grad mode"] = per_call_us(lambda: F.linear(x, buf.requires_grad_(), bias), dev)
     results["op overload, grad mode"] = per_call_us(lambda: overload(x, pw, biases), dev)
+    results["op overload, grad mode (packed)"] = per_call_us(lambda: overload(x, packed, biases), dev)
     with torch.no_grad():
         for name, backend in [("compiled region, Inductor", "inductor"), ("compiled region, splitlinear", "splitlinear")]:
-            torch._dynamo.reset()
-            model = Cat([p.clone() for p in parts], [b.clone() for b in biases]).requires_grad_(False)
-            compiled = torch.compile(model, backend=backend)
-            results[name] = per_call_us(lambda: compiled(x), dev, n=1000)
+            for suffix in ("", " (packed)"):
+                torch._dynamo.reset()
+                if suffix:
+                    wb, bb = buf.clone(), bias.clone()
+                    model = Cat(list(wb.split(rows)), list(bb.split(rows)))
+                else:
+                    model = Cat([p.clone() for p in parts], [b.clone() for b in biases])
+                compiled = torch.compile(model.requires_grad_(False), backend=backend)
+                results[name + suffix] = per_call_us(lambda: compiled(x), dev, n=1000)
+    old: dict[str, float] = {}
+    if args.compare:
+        with open(args.compare) as f:
+            old = json.load(f)["us_per_call"]
     width = max(map(len, results))
-    print(f"host time per call, {dev}, x [1, 64], parts {rows} (µs, median of 7)")
+    print(f"host time per call, {dev}, x [1, 64], parts {rows} (µs, median of 7, {args.clock} clock)")
+    if old:
+        print(f"{'':<{width}}  {'before':>8}  {'after':>8}  {'diff':>8}")
     for name, us in results.items():
-        print(f"{name:<{width}}  {us:8.1f}")
+        if old:
+            before = f"{old[name]:8.1f}  " if name in old else f"{'-':>8}  "
+            diff = f"  {us - old[name]:+8.1f}" if name in old else ""
+            print(f"{name:<{width}}  {before}{us:8.1f}{diff}")
+        else:
+            print(f"{name:<{width}}  {us:8.1f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": dev, "us_per_call": results}, f, indent=1)
+            json.dump({"device": dev, "clock": args.clock, "us_per_call": results}, f, indent=1)
     return 0
 
 

@@ -2,8 +2,9 @@
 //
 // The Autograd dispatch kernels of the op library:
 //
-//  * `linear`: `LinearFunction`, the autograd formula in C++ (a training step
-//    pays no Python on its hot path). It saves only what its backward reads:
+//  * `linear`: `LinearBackward`, a hand-written autograd node (a training
+//    step pays no Python on its hot path; no node at all when nothing needs
+//    a gradient). It saves only what its backward reads:
 //    the input only when some weight part needs a gradient (wgrad), the
 //    weight parts only when the input needs one (dgrad), as ATen's linear
 //    does, so frozen weights (LoRA-style fine-tuning) keep no activations.
@@ -25,8 +26,12 @@
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
 
+#include <mutex>
 #include <vector>
 
 using namespace splitlinear;
@@ -86,60 +91,66 @@ wgradAutograd(const at::Tensor &gradOutput, const at::Tensor &input, bool bias) 
 // linear
 //===----------------------------------------------------------------------===//
 
-/// The autograd formula of `linear`. dgrad reads the weights through the
-/// same checked view as the forward; wgrad runs one GEMM per run of
-/// consecutive trainable parts into one full gradient buffer (bias gradient
-/// fused), and each part's gradient is a row-block view of it. Frozen parts
-/// get no wgrad; frozen weights with trainable biases get the bias gradient
-/// from a column sum.
-class LinearFunction : public torch::autograd::Function<LinearFunction> {
+/// True when one of `tensors` carries a forward-mode tangent (level 0).
+bool anyForwardGrad(std::initializer_list<at::TensorList> tensors) {
+  for (at::TensorList list : tensors)
+    for (const at::Tensor &t : list)
+      if (t.defined() && t._fw_grad(/*level=*/0).defined())
+        return true;
+  return false;
+}
+
+/// The autograd node of `linear`: its backward. dgrad reads the weights
+/// through the same checked view as the forward; wgrad runs one GEMM per run
+/// of consecutive trainable parts into one full gradient buffer (bias
+/// gradient fused), and each part's gradient is a row-block view of it.
+/// Frozen parts get no wgrad; frozen weights with trainable biases get the
+/// bias gradient from a column sum. A hand-written Node (as ATen's generated
+/// ones are), not a torch::autograd::Function: what backward reads is kept in
+/// members, not in the string-keyed `saved_data` map, and the no-graph case
+/// never builds a node (together ~10 us per call on a CPU, see
+/// docs/Performance.md "host time").
+///
+/// Edges: [input, weight..., bias...], one gradient each.
+class LinearBackward : public torch::autograd::Node {
 public:
-  /// `parts` holds the weight parts, then (when `hasBias`) the bias parts.
-  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
-                            const at::Tensor &input, at::TensorList parts,
-                            int64_t numWeights, bool hasBias) {
-    std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
-    SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
-    // Only what backward reads: the input for wgrad, the weights for dgrad.
-    // The same decision in the forward and in an activation-checkpointing
-    // recompute (it depends on requires_grad only), so the saved counts match.
-    std::vector<at::Tensor> saved;
-    if (call.needs.anyWeight())
-      saved.push_back(input);
-    if (input.requires_grad())
-      saved.insert(saved.end(), weight.begin(), weight.end());
-    ctx->save_for_backward(saved);
-    at::AutoDispatchBelowADInplaceOrView guard;
-    if (!hasBias)
-      return ops().linear.call(input, weight, std::nullopt);
-    return ops().linear.call(input, weight, parts.slice(numWeights));
+  explicit LinearBackward(SavedCall call) : call(std::move(call)) {}
+
+  std::string name() const override { return "splitlinear::LinearBackward"; }
+
+  void release_variables() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    input.reset_data();
+    for (torch::autograd::SavedVariable &w : weights)
+      w.reset_data();
   }
 
-  static torch::autograd::variable_list
-  backward(torch::autograd::AutogradContext *ctx,
-           torch::autograd::variable_list gradOutputs) {
-    at::Tensor grad = gradOutputs[0];
-    std::vector<at::Tensor> saved = ctx->get_saved_variables();
-    SavedCall call = loadCall(ctx);
+  torch::autograd::variable_list
+  apply(torch::autograd::variable_list &&gradOutputs) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     const GradNeeds &needs = call.needs;
     const std::vector<int64_t> &rows = call.rows, &offsets = call.offsets;
     int64_t n = static_cast<int64_t>(rows.size());
-    bool hasBias = call.hasBias;
+    torch::autograd::variable_list grads(1 + n + (call.hasBias ? n : 0));
+    at::Tensor grad = gradOutputs[0];
+    if (!grad.defined()) // an undefined gradient stands for zeros
+      return grads;
     bool anyWeightNeeds = needs.anyWeight();
-    at::Tensor input = anyWeightNeeds ? saved[0] : at::Tensor();
-    auto weightBegin = saved.begin() + (anyWeightNeeds ? 1 : 0);
-
-    // One slot per flattened tensor input, then the two non-tensor inputs.
-    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 2);
-    if (needs.input)
-      grads[0] = ops().dgrad.call(grad, std::vector<at::Tensor>(weightBegin, saved.end()));
-    bool biasLeft = false;
+    at::Tensor x = anyWeightNeeds ? input.unpack() : at::Tensor();
+    if (needs.input) {
+      std::vector<at::Tensor> w;
+      w.reserve(weights.size());
+      for (torch::autograd::SavedVariable &saved : weights)
+        w.push_back(saved.unpack());
+      grads[0] = ops().dgrad.call(grad, w);
+    }
     for (const WgradRun &run : wgradRuns(needs)) {
       int64_t i = run.begin, j = run.end;
-      at::Tensor block = (i == 0 && j == n)
-                             ? grad
-                             : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
-      auto [dw, db] = ops().wgrad.call(block, input, run.biasGradient);
+      at::Tensor block =
+          (i == 0 && j == n)
+              ? grad
+              : grad.narrow(-1, offsets[i], offsets[j] - offsets[i]);
+      auto [dw, db] = ops().wgrad.call(block, x, run.biasGradient);
       for (int64_t p = i; p < j; ++p) {
         grads[1 + p] = dw.narrow(0, offsets[p] - offsets[i], rows[p]);
         if (run.biasGradient && call.biasNeeds(p))
@@ -147,6 +158,7 @@ public:
       }
     }
     // Bias gradients of frozen weight parts: column sums of dy.
+    bool biasLeft = false;
     for (int64_t p = 0; p < n; ++p)
       biasLeft |= call.biasNeeds(p) && !grads[1 + n + p].defined();
     if (biasLeft) {
@@ -157,16 +169,52 @@ public:
     }
     return grads;
   }
+
+  SavedCall call;
+  /// Saved only when some weight part needs a gradient (wgrad reads it).
+  torch::autograd::SavedVariable input;
+  /// Saved only when the input needs a gradient (dgrad reads them).
+  std::vector<torch::autograd::SavedVariable> weights;
 };
 
 at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
                           std::optional<at::TensorList> bias) {
-  std::vector<at::Tensor> parts(weight.begin(), weight.end());
-  bool hasBias = bias.has_value();
-  if (hasBias)
-    parts.insert(parts.end(), bias->begin(), bias->end());
-  return LinearFunction::apply(input, at::TensorList(parts),
-                               static_cast<int64_t>(weight.size()), hasBias);
+  at::TensorList biases = bias ? *bias : at::TensorList();
+  if (anyForwardGrad({input, weight, biases}))
+    TORCH_CHECK(false, "splitlinear.linear: forward-mode AD (dual tensors, "
+                       "torch.func.jvp) is not supported");
+  if (!needsGraph({input, weight, biases})) {
+    // Nothing to record (no_grad, or frozen everything): no node at all.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return ops().linear.call(input, weight, bias);
+  }
+  std::vector<at::Tensor> parts;
+  parts.reserve(weight.size() + biases.size());
+  parts.insert(parts.end(), weight.begin(), weight.end());
+  parts.insert(parts.end(), biases.begin(), biases.end());
+  auto node = std::shared_ptr<LinearBackward>(
+      new LinearBackward(describeCall(input, parts,
+                                      static_cast<int64_t>(weight.size()),
+                                      bias.has_value())),
+      torch::autograd::deleteNode);
+  node->set_next_edges(torch::autograd::collect_next_edges(input, parts));
+  // Only what backward reads: the input for wgrad, the weights for dgrad.
+  // The same decision in the forward and in an activation-checkpointing
+  // recompute (it depends on requires_grad only), so the saved counts match.
+  if (node->call.needs.anyWeight())
+    node->input = torch::autograd::SavedVariable(input, /*is_output=*/false);
+  if (input.requires_grad()) {
+    node->weights.reserve(weight.size());
+    for (const at::Tensor &w : weight)
+      node->weights.emplace_back(w, /*is_output=*/false);
+  }
+  at::Tensor out;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    out = ops().linear.call(input, weight, bias);
+  }
+  torch::autograd::set_history(out, node);
+  return out;
 }
 
 //===----------------------------------------------------------------------===//

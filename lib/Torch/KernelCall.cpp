@@ -95,14 +95,12 @@ void Call::vector(const at::Tensor &t) {
 void Call::run(const KernelKey &key, slinrt_context *ctx, const char *op,
                PathCounters *paths) {
   std::shared_ptr<const Kernel> kernel = getKernel(key);
-  std::vector<void *> pointers;
-  pointers.reserve(order.size());
+  c10::SmallVector<void *, 16> pointers;
   size_t m = 0, v = 0;
   for (int kind : order)
     pointers.push_back(kind == 2 ? static_cast<void *>(&matrices[m++])
                                  : static_cast<void *>(&vectors[v++]));
-  std::vector<void *> args;
-  args.reserve(order.size() + 1);
+  c10::SmallVector<void *, 18> args;
   args.push_back(&ctx);
   for (void *&p : pointers)
     args.push_back(&p);

@@ -13,6 +13,7 @@
 #include "splitlinear/Runtime/Runtime.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/SmallVector.h>
 
 #include <vector>
 
@@ -41,13 +42,15 @@ slinrt_memref1d descriptor1d(const at::Tensor &t);
 
 /// The arguments of one kernel call: descriptors over the tensors' storages
 /// (2-D and 1-D, in argument order), kept alive until the kernel has run.
+/// Inline storage for a few parts: a call allocates nothing on the heap for
+/// its arguments.
 struct Call {
-  std::vector<slinrt_memref2d> matrices;
-  std::vector<slinrt_memref1d> vectors;
+  c10::SmallVector<slinrt_memref2d, 8> matrices;
+  c10::SmallVector<slinrt_memref1d, 8> vectors;
   /// 2 for a matrix, 1 for a vector, in argument order.
-  std::vector<int> order;
+  c10::SmallVector<int, 16> order;
   /// Keeps temporaries (contiguous copies) alive until the kernel has run.
-  std::vector<at::Tensor> alive;
+  c10::SmallVector<at::Tensor, 16> alive;
   /// A workspace lent for this call only (see contextFor).
   at::DataPtr workspace;
 

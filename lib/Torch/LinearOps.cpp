@@ -22,18 +22,33 @@
 #include <ATen/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include <ostream>
+
 using namespace splitlinear;
 
 namespace {
 
-void checkFloat(const at::Tensor &t, const char *op, const std::string &name) {
+/// An argument's name in a message, `weight[2]` or `input` (index < 0),
+/// printed only when a check fails: the hot path builds no string.
+struct ArgName {
+  const char *base;
+  int64_t index = -1;
+};
+std::ostream &operator<<(std::ostream &os, const ArgName &name) {
+  os << name.base;
+  if (name.index >= 0)
+    os << '[' << name.index << ']';
+  return os;
+}
+
+void checkFloat(const at::Tensor &t, const char *op, const ArgName &name) {
   TORCH_CHECK(dtypeCode(t.scalar_type()) >= 0, op, ": ", name, " has dtype ",
               t.scalar_type(),
               "; supported are float32, float16, bfloat16 and float64");
 }
 
 void checkLike(const at::Tensor &t, const at::Tensor &ref, const char *op,
-               const std::string &name, const char *refName) {
+               const ArgName &name, const char *refName) {
   TORCH_CHECK(t.device() == ref.device(), op, ": ", name, " is on ",
               t.device(), " but ", refName, " is on ", ref.device());
   TORCH_CHECK(t.scalar_type() == ref.scalar_type(), op, ": ", name,
@@ -47,7 +62,7 @@ int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
   int64_t n = 0;
   for (size_t i = 0; i < weight.size(); ++i) {
-    std::string name = "weight[" + std::to_string(i) + "]";
+    ArgName name{"weight", static_cast<int64_t>(i)};
     TORCH_CHECK(weight[i].defined(), op, ": ", name, " is undefined");
     TORCH_CHECK(weight[i].dim() == 2, op, ": ", name, " must be 2-D [N_i, K], got ",
                 weight[i].dim(), "-D");
@@ -59,8 +74,8 @@ int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
   return n;
 }
 
-std::vector<int64_t> withLast(at::IntArrayRef shape, int64_t last) {
-  std::vector<int64_t> out(shape.begin(), shape.end());
+at::DimVector withLast(at::IntArrayRef shape, int64_t last) {
+  at::DimVector out(shape.begin(), shape.end());
   out.back() = last;
   return out;
 }
@@ -81,7 +96,7 @@ at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
   constexpr const char *op = "splitlinear.linear";
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
-  checkFloat(input, op, "input");
+  checkFloat(input, op, {"input"});
   int64_t k = input.size(-1);
   int64_t n = checkWeights(weight, input, k, op, "input");
   bool hasBias = bias.has_value();
@@ -89,7 +104,7 @@ at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
     TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
                 " tensors but weight has ", weight.size());
     for (size_t i = 0; i < bias->size(); ++i) {
-      std::string name = "bias[" + std::to_string(i) + "]";
+      ArgName name{"bias", static_cast<int64_t>(i)};
       const at::Tensor &b = (*bias)[i];
       TORCH_CHECK(b.defined() && b.dim() == 1, op, ": ", name,
                   " must be 1-D [N_i]");
@@ -102,7 +117,7 @@ at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
   SPLITLINEAR_DEVICE_GUARD(input);
   at::Tensor x = flatten2d(input);
   at::Tensor y = at::empty({x.size(0), n}, input.options());
-  std::vector<int64_t> shape = withLast(input.sizes(), n);
+  at::DimVector shape = withLast(input.sizes(), n);
   if (x.size(0) == 0 || n == 0)
     return y.view(shape);
   if (k == 0) {
@@ -137,7 +152,7 @@ at::Tensor splitlinear::linearDgrad(const at::Tensor &gradOutput,
   constexpr const char *op = "splitlinear.linear_dgrad";
   TORCH_CHECK(gradOutput.defined() && gradOutput.dim() >= 1, op,
               ": grad_output must be a tensor of at least 1 dim [..., N]");
-  checkFloat(gradOutput, op, "grad_output");
+  checkFloat(gradOutput, op, {"grad_output"});
   TORCH_CHECK(!weight.empty() && weight[0].dim() == 2, op,
               ": weight must hold 2-D tensors [N_i, K]");
   int64_t k = weight[0].size(1);
@@ -147,7 +162,7 @@ at::Tensor splitlinear::linearDgrad(const at::Tensor &gradOutput,
               " rows in all");
   SPLITLINEAR_DEVICE_GUARD(gradOutput);
   at::Tensor dy = flatten2d(gradOutput);
-  std::vector<int64_t> shape = withLast(gradOutput.sizes(), k);
+  at::DimVector shape = withLast(gradOutput.sizes(), k);
   if (dy.size(0) == 0 || k == 0)
     return at::empty(shape, gradOutput.options());
   if (n == 0)
@@ -172,8 +187,8 @@ splitlinear::linearWgrad(const at::Tensor &gradOutput, const at::Tensor &input, 
               ": grad_output must be a tensor of at least 1 dim [..., N]");
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
-  checkFloat(gradOutput, op, "grad_output");
-  checkLike(input, gradOutput, op, "input", "grad_output");
+  checkFloat(gradOutput, op, {"grad_output"});
+  checkLike(input, gradOutput, op, {"input"}, "grad_output");
   SPLITLINEAR_DEVICE_GUARD(gradOutput);
   at::Tensor dy = flatten2d(gradOutput);
   at::Tensor x = flatten2d(input);

@@ -10,24 +10,27 @@ using namespace splitlinear;
 
 namespace {
 std::vector<int64_t> offsetsOf(const std::vector<int64_t> &rows) {
-  std::vector<int64_t> offsets{0};
+  std::vector<int64_t> offsets;
+  offsets.reserve(rows.size() + 1);
+  offsets.push_back(0);
   for (int64_t r : rows)
     offsets.push_back(offsets.back() + r);
   return offsets;
 }
 } // namespace
 
-SavedCall splitlinear::saveCall(torch::autograd::AutogradContext *ctx,
-                                const at::Tensor &input, at::TensorList parts,
-                                int64_t numWeights, bool hasBias) {
+SavedCall splitlinear::describeCall(const at::Tensor &input,
+                                    at::TensorList parts, int64_t numWeights,
+                                    bool hasBias) {
   SavedCall call;
   call.hasBias = hasBias;
   call.needs.input = input.requires_grad();
-  c10::List<bool> flags;
-  flags.push_back(call.needs.input);
+  size_t numBiases = parts.size() - static_cast<size_t>(numWeights);
+  call.needs.weights.reserve(numWeights);
+  call.rows.reserve(numWeights);
+  call.needs.biases.reserve(numBiases);
   for (int64_t i = 0; i < static_cast<int64_t>(parts.size()); ++i) {
     bool needs = parts[i].requires_grad();
-    flags.push_back(needs);
     if (i < numWeights) {
       call.needs.weights.push_back(needs);
       call.rows.push_back(parts[i].dim() >= 1 ? parts[i].size(0) : 0);
@@ -36,6 +39,19 @@ SavedCall splitlinear::saveCall(torch::autograd::AutogradContext *ctx,
     }
   }
   call.offsets = offsetsOf(call.rows);
+  return call;
+}
+
+SavedCall splitlinear::saveCall(torch::autograd::AutogradContext *ctx,
+                                const at::Tensor &input, at::TensorList parts,
+                                int64_t numWeights, bool hasBias) {
+  SavedCall call = describeCall(input, parts, numWeights, hasBias);
+  c10::List<bool> flags;
+  flags.push_back(call.needs.input);
+  for (bool needs : call.needs.weights)
+    flags.push_back(needs);
+  for (bool needs : call.needs.biases)
+    flags.push_back(needs);
   ctx->saved_data["needs"] = flags;
   ctx->saved_data["rows"] = call.rows;
   ctx->saved_data["has_bias"] = hasBias;

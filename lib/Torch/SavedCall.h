@@ -33,6 +33,12 @@ struct SavedCall {
   bool biasNeeds(int64_t i) const { return hasBias && needs.biases[i]; }
 };
 
+/// Describes, for `parts` = the weight parts then (with `hasBias`) the bias
+/// parts, which of [input, parts...] require grad, the weight parts' rows and
+/// `hasBias` (what saveCall records). The parts are 2-D (the op checks).
+SavedCall describeCall(const at::Tensor &input, at::TensorList parts,
+                       int64_t numWeights, bool hasBias);
+
 /// Records, for `parts` = the weight parts then (with `hasBias`) the bias
 /// parts, which of [input, parts...] require grad, the weight parts' rows
 /// and `hasBias` in `ctx`, and returns them. The parts are 2-D (the op

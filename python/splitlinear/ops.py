@@ -318,6 +318,6 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
     return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed))
 
 
-# The autograd formula lives in the op library (C++, ``LinearFunction`` in
+# The autograd formula lives in the op library (C++, ``LinearBackward`` in
 # lib/Torch/Autograd.cpp; ``Fp8LinearFunction`` in lib/Torch/Fp8Autograd.cpp):
 # a training step pays no Python on its hot path.
