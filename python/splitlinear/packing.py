@@ -154,6 +154,21 @@ def _install_state_dict_hook(module: nn.Module) -> None:
         setattr(module, _HOOK_MARK, True)
 
 
+def _rehome_dtensor(p: nn.Parameter, local: torch.Tensor) -> None:
+    """Make DTensor Parameter ``p`` hold ``local`` as its shard, keeping the Python object.
+
+    ``p._local_tensor.data = local`` would do it in eager, but Dynamo then cannot
+    fake-ify the Parameter (torch 2.11: "Attempted to set the storage of a tensor
+    on device cpu to a storage on different device meta"), so a new DTensor
+    Parameter over ``local`` is swapped in (``torch.utils.swap_tensors``) and the
+    old object's attributes are carried over."""
+    new = nn.Parameter(type(p).from_local(local, p.device_mesh, p.placements, run_check=False,
+                                          shape=p.shape, stride=p.stride()), requires_grad=p.requires_grad)
+    extra = {k: v for k, v in p.__dict__.items() if k not in new.__dict__}
+    torch.utils.swap_tensors(p, new)
+    p.__dict__.update(extra)
+
+
 def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
     """Copies ``params`` into one new flat buffer and points each at its slice.
 
@@ -168,11 +183,14 @@ def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
         buffer = torch.empty((total, *trailing), dtype=first.dtype, device=first.device)
     offset = 0
     with torch.inference_mode(False), torch.no_grad():
-        for t in locals_:
+        for p, t in zip(params, locals_):
             n = t.shape[0]
             view = buffer[offset : offset + n]
             view.copy_(t)
-            t.data = view  # a DTensor's local shard, or the Parameter itself
+            if t is p:
+                p.data = view
+            else:
+                _rehome_dtensor(p, view)
             offset += n
 
 

@@ -1,7 +1,7 @@
-"""DTensor inputs (tensor parallelism) to the op: a clear error naming the op, never a wrong result.
+"""DTensor inputs to the eager op on one rank: a sharding rule or a clear error naming the op.
 
-The op has no DTensor sharding rule yet. FSDP2 is not concerned: it all-gathers
-its sharded Parameters into plain tensors before the forward runs.
+Two-rank cases (every rule, gradients, the compiled TP path) are in
+``test_tensor_parallel.py``.
 """
 
 from __future__ import annotations
@@ -26,15 +26,37 @@ def one_rank_mesh(tmp_path: Path) -> Iterator[object]:
         dist.destroy_process_group()
 
 
-@pytest.mark.parametrize("which", ["input", "weights", "all"])
-def test_dtensor_operands_raise_naming_the_op(op: object, one_rank_mesh: object, which: str) -> None:
+@pytest.mark.parametrize("which", ["input", "weights"])
+def test_mixed_dtensor_and_tensor_operands_raise_naming_the_op(op: object, one_rank_mesh: object,
+                                                               which: str) -> None:
     from torch.distributed.tensor import Replicate, distribute_tensor
 
     x = torch.randn(4, 8)
     ws = [torch.randn(n, 8) for n in (3, 5)]
-    if which in ("input", "all"):
+    if which == "input":
         x = distribute_tensor(x, one_rank_mesh, [Replicate()])
-    if which in ("weights", "all"):
+    else:
         ws = [distribute_tensor(w, one_rank_mesh, [Replicate()]) for w in ws]
     with pytest.raises((NotImplementedError, RuntimeError, ValueError), match="splitlinear[.:]+linear"):
+        op.linear(x, ws)
+
+
+def test_replicated_dtensors_match_f_linear(op: object, one_rank_mesh: object) -> None:
+    from torch.distributed.tensor import Replicate, distribute_tensor
+
+    x = torch.randn(4, 8, dtype=torch.float64)
+    ws = [torch.randn(n, 8, dtype=torch.float64) for n in (3, 5)]
+    bs = [torch.randn(n, dtype=torch.float64) for n in (3, 5)]
+    dist_ = [distribute_tensor(t, one_rank_mesh, [Replicate()]) for t in (x, *ws, *bs)]
+    y = op.linear(dist_[0], dist_[1:3], dist_[3:])
+    assert tuple(y.placements) == (Replicate(),)
+    torch.testing.assert_close(y.to_local(), torch.nn.functional.linear(x, torch.cat(ws), torch.cat(bs)))
+
+
+def test_colwise_sharded_parts_raise_naming_op_and_placements(op: object, one_rank_mesh: object) -> None:
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    x = distribute_tensor(torch.randn(4, 8), one_rank_mesh, [Replicate()])
+    ws = [distribute_tensor(torch.randn(n, 8), one_rank_mesh, [Shard(0)]) for n in (3, 5)]
+    with pytest.raises(RuntimeError, match=r"splitlinear.linear: 2 weight parts sharded Shard\(0\).*Shard\(dim=0\)"):
         op.linear(x, ws)
