@@ -97,9 +97,14 @@ def _hf_case(arch: str, mesh: Any, fallback: str) -> dict[str, Any]:
     attn = model.model.layers[0].self_attn
     shards = [getattr(attn, n).weight.to_local() for n in ("q_proj", "k_proj", "v_proj")]
     adjacent = all(b.data_ptr() == a.data_ptr() + a.nbytes for a, b in zip(shards, shards[1:]))
+    # state_dict(): each packed shard as a DTensor over a storage of exactly its elements.
+    entry = model.state_dict()["model.layers.0.self_attn.k_proj.weight"]
+    local = entry.to_local()
+    whole = (local.untyped_storage().nbytes() == local.nbytes and tuple(entry.placements) == tuple(
+        attn.k_proj.weight.placements) and torch.equal(local, attn.k_proj.weight.to_local()))
     ids = torch.randint(0, CONFIG["vocab_size"], (2, 8), generator=torch.Generator().manual_seed(3))
     record = _run_compiled(model, stock, reference, lambda m: m(ids).logits, fallback)
-    record.update(packed=len(report.packed), skipped=len(report.skipped), adjacent=adjacent,
+    record.update(packed=len(report.packed), skipped=len(report.skipped), adjacent=adjacent, state_dict_whole=whole,
                   q_placements=[str(p) for p in attn.q_proj.weight.placements])
     return record
 

@@ -60,3 +60,33 @@ def test_colwise_sharded_parts_raise_naming_op_and_placements(op: object, one_ra
     ws = [distribute_tensor(torch.randn(n, 8), one_rank_mesh, [Shard(0)]) for n in (3, 5)]
     with pytest.raises(RuntimeError, match=r"splitlinear.linear: 2 weight parts sharded Shard\(0\).*Shard\(dim=0\)"):
         op.linear(x, ws)
+
+
+def test_compiled_siblings_with_different_placements_are_left_unfused(op: object, one_rank_mesh: object) -> None:
+    """A q sharded Shard(0) next to a replicated k: the input gradient would need two placements."""
+    import torch.nn as nn
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+
+    import splitlinear
+
+    class Siblings(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k = nn.Linear(8, 4, bias=False), nn.Linear(8, 6, bias=False)
+            for lin, placement in ((self.q, Shard(0)), (self.k, Replicate())):
+                lin.weight = nn.Parameter(distribute_tensor(lin.weight.detach(), one_rank_mesh, [placement]))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            xd = DTensor.from_local(x, one_rank_mesh, [Replicate()], run_check=False)
+            return torch.cat([self.q(xd).to_local(), self.k(xd).to_local()], -1)
+
+    model = Siblings()
+    x = torch.randn(3, 8)
+    with pytest.raises(RuntimeError, match="different placements"):
+        torch.compile(model, backend="splitlinear", fullgraph=True,
+                      options={"strict": True, "fallback": "eager"})(x)
+    torch._dynamo.reset()
+    out = torch.compile(model, backend="splitlinear", fullgraph=True, options={"fallback": "eager"})(x)
+    assert splitlinear.stats()["regions_matched"] == 0
+    torch.testing.assert_close(out, torch.cat([x @ model.q.weight.full_tensor().T,
+                                               x @ model.k.weight.full_tensor().T], -1))

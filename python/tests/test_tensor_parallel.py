@@ -65,6 +65,7 @@ def test_hf_tp_plan_runs_one_gemm_per_group_per_rank(records: list[dict[str, Any
         r = rec[arch]
         # pack_parameters packed q/k/v and gate/up: local shards adjacent, placements kept.
         assert (r["packed"], r["skipped"], r["adjacent"], r["q_placements"]) == (2, 0, True, ["S(0)"])
+        assert r["state_dict_whole"]
         fwd = r["forward"]
         assert (fwd["regions_matched"], fwd["linears_fused"], fwd["candidates_rejected"]) == (2, 5, 0)
         # One op call per group on this rank, on the packed shards: no per-part GEMMs, no cats.

@@ -23,7 +23,8 @@ backward of the input's own conversion (``from_local``: all-reduce; after a
 
 Rules (anything else is a rejection, with the reason): the input is
 ``Replicate`` on every mesh dim; on each mesh dim every weight part is
-``Shard(0)`` or every one is ``Replicate``, biases alike; the output is
+``Shard(0)`` or every one is ``Replicate``, biases alike, and all siblings of a
+region have the same weight placements; the output is
 ``Shard(-1)`` where the weights are sharded and ``Replicate`` elsewhere; all
 operands are DTensors on one mesh; no ``torch.cat`` of DTensor parts.
 
@@ -132,8 +133,10 @@ def canonicalize_inputs(sites: Sequence[LinearSite]) -> None:
     The dropped conversion nodes join the site's ``intermediates``: erased by
     the rewrite when nothing else reads them (one all-gather instead of one per
     sibling under sequence parallelism)."""
+    if not any(is_dtensor(node_value(s.input)) for s in sites):
+        return
     first: dict[Hashable, fx.Node] = {}
-    order = {n: i for i, n in enumerate(sites[0].out.graph.nodes)} if sites else {}
+    order = {n: i for i, n in enumerate(sites[0].out.graph.nodes)}
     for site in sorted(sites, key=lambda s: order[s.input]):
         if not is_dtensor(node_value(site.input)):
             continue
@@ -271,6 +274,11 @@ def rewrite_dtensor_region(gm: fx.GraphModule, region: Region, linear_fn: Linear
     anchor = min((s.out for s in region.sites), key=lambda n: order[n])
     w_nodes = [r.node for r in region.weight_parts]
     b_nodes = None if region.bias_parts is None else [r.node for r in region.bias_parts]
+    # The input's gradient placement is one for the whole region: siblings must agree.
+    placements = {tuple(node_value(r.node).placements) for r in region.weight_parts}
+    if len(placements) != 1:
+        raise RuntimeError(f"sibling weights have different placements {sorted(map(str, placements))}; "
+                           "one local GEMM needs one input-gradient placement")
     x_local = local_tensor(region.input)
     w_locals = [local_tensor(n) for n in w_nodes]
     b_locals = None if b_nodes is None else [local_tensor(n) for n in b_nodes]
