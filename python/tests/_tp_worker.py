@@ -173,6 +173,37 @@ def _block_case(mesh: Any, variant: str, rank: int, world: int, dump_dir: str, f
     return record
 
 
+def _fsdp_tp_case(rank: int, world: int) -> dict[str, Any]:
+    """2-D: ``parallelize_module`` on the ``tp`` dim, then ``fully_shard`` on ``dp`` (a (1, 2) mesh
+    of the two ranks), packed before ``fully_shard``; eager fallback."""
+    import splitlinear
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    mesh = init_device_mesh("cpu", (1, world), mesh_dim_names=("dp", "tp"))
+    torch.manual_seed(23)
+    reference = _Block().double()
+    model = copy.deepcopy(reference)
+    parallelize_module(model, mesh["tp"], {"q_proj": ColwiseParallel(), "k_proj": ColwiseParallel(),
+                                           "v_proj": ColwiseParallel(), "o_proj": RowwiseParallel()})
+    report = splitlinear.pack_parameters(model, groups=[["q_proj", "k_proj", "v_proj"]])
+    fully_shard(model, mesh=mesh["dp"])
+    compiled = torch.compile(model, backend="splitlinear", fullgraph=False, options={"fallback": "eager"})
+    x = torch.randn(2, 4, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(29))
+    splitlinear.reset_stats()
+    out = compiled(x)
+    forward_stats = splitlinear.stats()
+    ref = reference(x)
+    weight = torch.randn(ref.shape, dtype=ref.dtype, generator=torch.Generator().manual_seed(31))
+    (ref * weight).sum().backward()
+    (out * weight).sum().backward()
+    refs = dict(reference.named_parameters())
+    grad_err = max(_err(_full(p.grad), refs[n].grad) for n, p in model.named_parameters())
+    return {"out_err": _err(out, ref), "grad_err": grad_err, "forward": forward_stats, "packed": len(report.packed),
+            "q_placements": [str(p) for p in model.q_proj.weight.placements]}
+
+
 def _eager_op_cases(mesh: Any) -> dict[str, Any]:
     """The eager op on DTensors: forward, input and part gradients against ``F.linear``."""
     import splitlinear.ops as ops
@@ -225,6 +256,8 @@ def run(rank: int, world: int, store: str, out_dir: str) -> None:
             torch._dynamo.reset()
             dump = os.path.join(out_dir, f"dump-{variant}-{rank}")
             records[f"block/{variant}"] = _block_case(mesh, variant, rank, world, dump, fallback)
+        torch._dynamo.reset()
+        records["fsdp2_tp"] = _fsdp_tp_case(rank, world)
         records["eager_op"] = _eager_op_cases(mesh)
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(records))
     finally:

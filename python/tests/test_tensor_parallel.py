@@ -89,6 +89,17 @@ def test_block_tp_styles(records: list[dict[str, Any]], variant: str) -> None:
         assert before - after == (2 if variant == "sequence" else 0), (rank, r["redistributes"])
 
 
+def test_fsdp2_over_tp_one_local_call(records: list[dict[str, Any]]) -> None:
+    """2-D (dp 1 x tp 2): FSDP2 unshards the TP shards; the siblings still run as one local op call.
+    Whether that call takes the view path is FSDP2's buffer layout (not asserted here)."""
+    for rank, rec in enumerate(records):
+        r = rec["fsdp2_tp"]
+        assert r["out_err"] <= TOL and r["grad_err"] <= TOL, (rank, r)
+        fwd = r["forward"]
+        assert (fwd["regions_matched"], fwd["linears_fused"], fwd["candidates_rejected"]) == (1, 3, 0)
+        assert fwd["views"] + fwd["cats"] + fwd["per_part_gemms"] == 1, fwd
+
+
 @pytest.mark.parametrize("case", ["replicate", "sequence", "rowwise", "colwise"])
 @pytest.mark.parametrize("parts", [1, 2])
 def test_eager_op_sharding_rules(records: list[dict[str, Any]], case: str, parts: int) -> None:
