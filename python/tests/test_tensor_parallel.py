@@ -76,7 +76,7 @@ def test_hf_tp_plan_runs_one_gemm_per_group_per_rank(records: list[dict[str, Any
 
 @pytest.mark.parametrize("variant", ["plain", "sequence", "dtensor_out"])
 def test_block_tp_styles(records: list[dict[str, Any]], variant: str) -> None:
-    """ColwiseParallel (Inductor), with SequenceParallel and sequence-sharded activations, and with
+    """ColwiseParallel (through AOTAutograd, as under Inductor), with SequenceParallel and sequence-sharded activations, and with
     use_local_output=False (DTensor results consumed by DTensor ops)."""
     for rank, rec in enumerate(records):
         r = rec[f"block/{variant}"]
