@@ -13,11 +13,9 @@ placements).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 import torch.distributed as dist
 
 pytest.importorskip("transformers")
