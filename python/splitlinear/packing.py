@@ -45,6 +45,7 @@ Behaviour to know:
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -240,6 +241,9 @@ def _check_dtensors(linears: Sequence[nn.Linear], under_fsdp: bool) -> str | Non
         return "mixes DTensor and plain-tensor Parameters"
     if under_fsdp:
         return "DTensor Parameters managed by FSDP2 (fully_shard owns their storage; pack before fully_shard)"
+    if any(weakref.getweakrefs(p) for p in params):
+        # torch.utils.swap_tensors (see _rehome_dtensor) refuses weakly referenced tensors.
+        return "a DTensor Parameter is weakly referenced (e.g. by compiled code): pack before torch.compile"
     w0 = linears[0].weight
     for lin in linears[1:]:
         w = lin.weight

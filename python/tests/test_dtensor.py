@@ -90,3 +90,30 @@ def test_compiled_siblings_with_different_placements_are_left_unfused(op: object
     assert splitlinear.stats()["regions_matched"] == 0
     torch.testing.assert_close(out, torch.cat([x @ model.q.weight.full_tensor().T,
                                                x @ model.k.weight.full_tensor().T], -1))
+
+
+def test_pack_skips_weakly_referenced_dtensor_parameters(one_rank_mesh: object) -> None:
+    """Packing swaps a new DTensor into each Parameter object (torch.utils.swap_tensors), which
+    weakly referenced tensors refuse: the group is skipped with the reason, before any member moves."""
+    import weakref
+
+    import torch.nn as nn
+    from torch.distributed.tensor.parallel import ColwiseParallel, parallelize_module
+
+    import splitlinear
+
+    model = nn.Module()
+    model.q_proj, model.k_proj, model.v_proj = nn.Linear(8, 4), nn.Linear(8, 2), nn.Linear(8, 2)
+    parallelize_module(model, one_rank_mesh, {n: ColwiseParallel() for n in ("q_proj", "k_proj", "v_proj")})
+    before = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+    ref = weakref.ref(model.k_proj.weight)
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [] and "weakly referenced" in report.skipped[0][1]
+    assert ref() is model.k_proj.weight
+    assert all(torch.equal(before[k], v.full_tensor()) for k, v in model.state_dict().items())
+    del ref
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [["q_proj", "k_proj", "v_proj"]]
+    shards = [getattr(model, n).weight.to_local() for n in ("q_proj", "k_proj", "v_proj")]
+    assert all(b.data_ptr() == a.data_ptr() + a.nbytes for a, b in zip(shards, shards[1:]))
+    assert all(torch.equal(before[k], v.full_tensor()) for k, v in model.state_dict().items())
