@@ -46,6 +46,9 @@ load_library()
 
 from . import _fake, _fake_fp8  # noqa: E402,F401  (register the fake kernels)
 
+if torch.distributed.is_available():
+    from . import _sharding  # noqa: E402,F401  (DTensor sharding rules)
+
 _LINEAR = torch.ops.splitlinear.linear.default
 
 

@@ -16,6 +16,13 @@ Behaviour to know:
     ``PackReport.skipped`` with the reason, logged).
   * With the default groups, a model without Llama/Qwen2/Mistral/Phi-style
     sibling names packs nothing and warns so; pass ``groups=``.
+  * Tensor parallelism (``parallelize_module``): DTensor Parameters keep their
+    objects, placements and global shapes; each rank packs its local shards
+    adjacent (``[q_r | k_r | v_r]`` on rank r), which is what the compiled
+    local GEMM reads (:mod:`splitlinear.fx.dtensor`). A group whose members
+    are on different meshes or placements, or that mixes DTensors and plain
+    tensors, is skipped; so are DTensors under ``fully_shard`` (FSDP2 owns
+    their storage: pack before ``fully_shard``).
   * Works under ``torch.no_grad()`` and ``torch.inference_mode()``: the new
     buffers are normal tensors, so the model can still be trained.
   * Tied weights (one Parameter registered in several modules) stay tied: the
@@ -38,6 +45,7 @@ Behaviour to know:
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +55,24 @@ from torch import nn
 from torch.nn.utils import parametrize
 
 from ._logging import logger
+
+
+def _dtensor_type() -> type | None:
+    try:
+        from torch.distributed.tensor import DTensor
+    except ImportError:  # torch built without distributed
+        return None
+    return DTensor
+
+
+def _is_dtensor(t: Any) -> bool:
+    cls = _dtensor_type()
+    return cls is not None and isinstance(t, cls)
+
+
+def _local(t: torch.Tensor) -> torch.Tensor:
+    """A DTensor's local shard (what this rank stores), or ``t`` itself."""
+    return t._local_tensor if _is_dtensor(t) else t
 
 #: Sibling projections found by default (children of one module, in this order).
 DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (
@@ -92,7 +118,14 @@ def _whole(t: torch.Tensor) -> torch.Tensor:
     / ``load_model``) refuse such views, and ``torch.save`` would write the whole
     buffer under every name. A DLPack round trip gives an alias with a storage
     object of its own over the same memory (it keeps ``t`` alive): values and
-    writes are shared with the Parameter, as for any state-dict entry."""
+    writes are shared with the Parameter, as for any state-dict entry. A DTensor
+    becomes a DTensor of the same placements over such an alias of its shard."""
+    if _is_dtensor(t):
+        local = _whole(t._local_tensor)
+        if local is t._local_tensor:
+            return t
+        return type(t).from_local(local, t.device_mesh, t.placements, run_check=False,
+                                  shape=t.shape, stride=t.stride())
     if t.device.type not in ("cpu", "cuda") or t.requires_grad or not t.is_contiguous():
         return t
     storage = t.untyped_storage()
@@ -122,23 +155,43 @@ def _install_state_dict_hook(module: nn.Module) -> None:
         setattr(module, _HOOK_MARK, True)
 
 
+def _rehome_dtensor(p: nn.Parameter, local: torch.Tensor) -> None:
+    """Make DTensor Parameter ``p`` hold ``local`` as its shard, keeping the Python object.
+
+    ``p._local_tensor.data = local`` would do it in eager, but Dynamo then cannot
+    fake-ify the Parameter (torch 2.11: "Attempted to set the storage of a tensor
+    on device cpu to a storage on different device meta"), so a new DTensor
+    Parameter over ``local`` is swapped in (``torch.utils.swap_tensors``) and the
+    old object's attributes are carried over."""
+    new = nn.Parameter(type(p).from_local(local, p.device_mesh, p.placements, run_check=False,
+                                          shape=p.shape, stride=p.stride()), requires_grad=p.requires_grad)
+    extra = {k: v for k, v in p.__dict__.items() if k not in new.__dict__}
+    torch.utils.swap_tensors(p, new)
+    p.__dict__.update(extra)
+
+
 def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
     """Copies ``params`` into one new flat buffer and points each at its slice.
 
     The buffer is a normal tensor even under ``torch.inference_mode()``
-    (an inference tensor could never be trained afterwards)."""
-    first = params[0]
+    (an inference tensor could never be trained afterwards). DTensors keep
+    their wrapper (placements, global shape); their local shards move."""
+    locals_ = [_local(p) for p in params]
+    first = locals_[0]
     trailing = first.shape[1:]
-    total = sum(p.shape[0] for p in params)
+    total = sum(t.shape[0] for t in locals_)
     with torch.inference_mode(False):
         buffer = torch.empty((total, *trailing), dtype=first.dtype, device=first.device)
     offset = 0
     with torch.inference_mode(False), torch.no_grad():
-        for p in params:
-            n = p.shape[0]
+        for p, t in zip(params, locals_):
+            n = t.shape[0]
             view = buffer[offset : offset + n]
-            view.copy_(p)
-            p.data = view
+            view.copy_(t)
+            if t is p:
+                p.data = view
+            else:
+                _rehome_dtensor(p, view)
             offset += n
 
 
@@ -159,6 +212,7 @@ def _check_members(names: Sequence[str], linears: Sequence[nn.Linear]) -> str | 
 
 
 def _storage_key(t: torch.Tensor) -> tuple[torch.device, int] | None:
+    t = _local(t)  # a DTensor has no storage of its own
     storage = t.untyped_storage()
     if storage.nbytes() == 0:
         return None
@@ -177,14 +231,53 @@ def _shared_outside(params: Sequence[torch.Tensor], owners: dict[tuple[torch.dev
     return None
 
 
+def _check_dtensors(linears: Sequence[nn.Linear], under_fsdp: bool) -> str | None:
+    """Why a group with DTensor members cannot be packed (shard by shard), or None."""
+    params = [p for lin in linears for p in (lin.weight, lin.bias) if p is not None]
+    kinds = {_is_dtensor(p) for p in params}
+    if kinds == {False}:
+        return None
+    if kinds == {True, False}:
+        return "mixes DTensor and plain-tensor Parameters"
+    if under_fsdp:
+        return "DTensor Parameters managed by FSDP2 (fully_shard owns their storage; pack before fully_shard)"
+    if any(weakref.getweakrefs(p) for p in params):
+        # torch.utils.swap_tensors (see _rehome_dtensor) refuses weakly referenced tensors.
+        return "a DTensor Parameter is weakly referenced (e.g. by compiled code): pack before torch.compile"
+    w0 = linears[0].weight
+    for lin in linears[1:]:
+        w = lin.weight
+        if w.device_mesh != w0.device_mesh or tuple(w.placements) != tuple(w0.placements):
+            return (f"weights on different meshes or placements ({list(w0.placements)} vs "
+                    f"{list(w.placements)})")
+    biases = [lin.bias for lin in linears if lin.bias is not None]
+    for b in biases[1:]:
+        if b.device_mesh != biases[0].device_mesh or tuple(b.placements) != tuple(biases[0].placements):
+            return f"biases on different meshes or placements ({list(biases[0].placements)} vs {list(b.placements)})"
+    return None
+
+
+def _under_fsdp(module: nn.Module) -> set[int]:
+    """Ids of the submodules inside a ``fully_shard`` (FSDP2) module."""
+    try:
+        from torch.distributed.fsdp import FSDPModule
+    except ImportError:
+        return set()
+    inside: set[int] = set()
+    for sub in module.modules():
+        if isinstance(sub, FSDPModule):
+            inside.update(id(m) for m in sub.modules())
+    return inside
+
+
 def _check_group(linears: Sequence[nn.Linear]) -> str | None:
-    """Why the group cannot be packed, or None."""
+    """Why the group cannot be packed, or None (local shards for DTensors: :func:`_check_dtensors`)."""
     w0 = linears[0].weight
     for lin in linears[1:]:
         w = lin.weight
         if w.dtype != w0.dtype or w.device != w0.device:
             return f"weights on different dtypes/devices ({w0.dtype}/{w0.device} vs {w.dtype}/{w.device})"
-        if w.shape[1:] != w0.shape[1:]:
+        if w.shape[1:] != w0.shape[1:] or _local(w).shape[1:] != _local(w0).shape[1:]:
             return f"weights with different column counts ({w0.shape[1]} vs {w.shape[1]})"
     has_bias = [lin.bias is not None for lin in linears]
     if any(has_bias) and not all(has_bias):
@@ -225,6 +318,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             logger.warning("%s", message)
             return report
     # Which tensors (by storage) the module holds, to refuse views of others' storage.
+    fsdp_managed = _under_fsdp(module)
     owners: dict[tuple[torch.device, int], list[tuple[str, int]]] = {}
     for tensor_name, tensor in [*module.named_parameters(), *module.named_buffers()]:
         key = _storage_key(tensor)
@@ -244,7 +338,9 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             report.skipped.append((group, reason))
             continue
         params = [lin.weight for lin in linears] + [lin.bias for lin in linears if lin.bias is not None]
-        reason = _check_group(linears)
+        reason = _check_dtensors(linears, any(id(lin) in fsdp_managed for lin in linears))
+        if reason is None:
+            reason = _check_group(linears)
         if reason is None and (other := _shared_outside(params, owners)) is not None:
             reason = (f"shares storage with {other!r} outside the group (a view of another tensor): "
                       "moving it would untie them")

@@ -17,6 +17,7 @@ import torch.fx as fx
 
 from .._logging import logger
 from ..options import SplitLinearOptions
+from .dtensor import is_dtensor_region, rewrite_dtensor_region
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
@@ -155,7 +156,8 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
     replaced: dict[fx.Node, fx.Node] = {}
     for region in plan.regions:
         try:
-            rewrite_region(gm, region, linear_fn[0], replaced)
+            rewrite = rewrite_dtensor_region if is_dtensor_region(region) else rewrite_region
+            rewrite(gm, region, linear_fn[0], replaced)
         except RuntimeError as exc:
             rejection = Rejection(region.sites[0].out, str(exc))
             if options.strict:

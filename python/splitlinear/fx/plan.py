@@ -15,6 +15,7 @@ import torch
 import torch.fx as fx
 
 from .._dtypes import AUTOCAST_CAST_DTYPES, SUPPORTED_DTYPES, slash_list
+from . import dtensor
 from .model import LinearSite, PartRef, Plan, Region, Rejection, node_tensor, static_int
 from .patterns import cat_parts, find_linear_sites, is_cat
 from .state import AutocastState, GraphState
@@ -60,8 +61,9 @@ def _dtype_check(expected: torch.dtype | None) -> _DtypeCheck:
 
 def _part_size(part: fx.Node, where: str, x: torch.Tensor, k: int | None, dtype_problem: _DtypeCheck) -> int | str:
     """The rows of a weight part (``k`` given: ``[N, k]``) or the length of a bias part
-    (``k`` is ``None``: ``[N]``), or why the part is unusable (a ``str``)."""
-    value = node_tensor(part)
+    (``k`` is ``None``: ``[N]``), or why the part is unusable (a ``str``). A DTensor part
+    counts its local shard."""
+    value = dtensor.local_tensor(part)
     if value is None:
         return f"{where} has no tensor example value"
     rank, expected = (1, "[N]") if k is None else (2, f"[N, {k}]")
@@ -80,8 +82,8 @@ def _part_size(part: fx.Node, where: str, x: torch.Tensor, k: int | None, dtype_
 
 
 def _input_value(site: LinearSite) -> tuple[torch.Tensor, int] | str:
-    """The input's example value and its static ``K``, or why the input is unusable."""
-    x = node_tensor(site.input)
+    """The input's example value (a DTensor's local shard) and its static ``K``, or why the input is unusable."""
+    x = dtensor.local_tensor(site.input)
     if x is None:
         return f"input {site.input.name!r} has no tensor example value"
     if x.dim() < 2:
@@ -96,7 +98,7 @@ def _input_value(site: LinearSite) -> tuple[torch.Tensor, int] | str:
 
 def _dtype_rule(site: LinearSite, x: torch.Tensor, autocast_dtype: torch.dtype | None) -> _DtypeCheck | str:
     """The dtype rule of ``site``'s parts (from its input and output), or why the site's dtypes are unusable."""
-    out = node_tensor(site.out)
+    out = dtensor.local_tensor(site.out)
     if autocast_dtype is not None and x.device.type in ("cpu", "cuda"):
         if out is None or out.dtype != autocast_dtype:
             return (f"output dtype {None if out is None else out.dtype} is not the autocast dtype "
@@ -197,6 +199,8 @@ def analyze_site(site: LinearSite, autocast_dtype: torch.dtype | None = None) ->
             return f"bias has {sum(bias_sizes)} elements, expected {sum(sizes)} (the weight's rows)"
     _assign_partition(site, w_parts, b_parts, sizes, bias_sizes)
     site.out_features = sum(sizes)
+    if dtensor.is_dtensor_site(site):
+        return dtensor.check_site(site)
     return None
 
 
@@ -339,6 +343,7 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     state = GraphState(graph, torch.is_grad_enabled() if entry_grad_mode is None else entry_grad_mode,
                        entry_autocast)
     sites = find_linear_sites(graph)
+    dtensor.canonicalize_inputs(sites)  # siblings' equal DTensor inputs become one node
     by_input: dict[fx.Node, list[LinearSite]] = {}
     for site in sites:
         by_input.setdefault(site.input, []).append(site)
