@@ -114,9 +114,12 @@ def measure(m: int, k: int, rows: list[int], columns: Sequence[str], reps: int) 
 
 
 def run_variant(env: str, shapes: list[tuple[str, int, list[int]]], reps: int) -> dict[tuple[str, int], object]:
-    """``slin_scaled`` in a child process with ``env`` (``NAME=VALUE``) set: {(shape, M): ms}."""
-    key, _, value = env.partition("=")
-    child = dict(os.environ, **{key: value})
+    """``slin_scaled`` in a child process with ``env`` (``NAME=VALUE``, several separated by spaces) set:
+    {(shape, M): ms}."""
+    child = dict(os.environ)
+    for setting in env.split():
+        key, _, value = setting.partition("=")
+        child[key] = value
     result = subprocess.run([sys.executable, str(Path(__file__).with_name("fp8_linear.py")), "--graphs",
                              "--graph-child", "--reps", str(reps)], env=child, capture_output=True, text=True,
                             timeout=300)
