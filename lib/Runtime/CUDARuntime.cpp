@@ -1157,11 +1157,16 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
   // MMA's result in fp32.
   if (p.M <= fp8DecodeMaxM() && p.aType == SLINRT_F8E4M3FN &&
       p.bType == SLINRT_F8E4M3FN && decodeGemmUsable(dev)) {
-    cuda::DecodeGemmArgs args{p.outType, p.M,   p.N,   p.K,  p.A,
-                              p.lda,     p.B,   p.ldb, p.D,  p.ldd,
-                              p.scaleA,  p.scaleB,
-                              p.scaling == SLINRT_SCALING_OUTER_VECTOR,
-                              bias, decodeTileN(p.N, dev.multiProcessors)};
+    cuda::DecodeGemmArgs args;
+    args.outType = p.outType;
+    args.M = p.M, args.N = p.N, args.K = p.K;
+    args.x = p.A, args.ldx = p.lda;
+    args.w = p.B, args.ldw = p.ldb;
+    args.y = p.D, args.ldy = p.ldd;
+    args.sx = p.scaleA, args.sw = p.scaleB;
+    args.outerVector = p.scaling == SLINRT_SCALING_OUTER_VECTOR;
+    args.bias = bias;
+    args.tileN = decodeTileN(p.N, dev.multiProcessors);
     checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
     ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
     return;

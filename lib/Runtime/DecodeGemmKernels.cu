@@ -72,8 +72,10 @@ template <typename T> __device__ __forceinline__ T fromFloat(float v) {
 
 /// MT m-tiles of 16 rows (M <= 16 MT), NT n-tiles of 8 rows of W per CTA, U
 /// k-steps per warp in flight. Launch: kThreads threads, ceil(N / 8 NT) CTAs.
+/// Registers bounded so that 3 CTAs (one m-tile; 24 warps, each with 4 KiB
+/// of W in flight) or 2 (two m-tiles) fit on an SM.
 template <int MT, int NT, int U, typename T>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, MT == 1 ? 3 : 2)
     decodeGemmKernel(const uint8_t *__restrict__ x, int64_t ldx,
                      const uint8_t *__restrict__ w, int64_t ldw,
                      T *__restrict__ y, int64_t ldy,
@@ -216,8 +218,8 @@ bool decodeGemmAvailable() {
   // The binary the device runs: sm80 code (an sm89 device without its own
   // image) has the empty kernel.
   cudaFuncAttributes attr{};
-  cudaError_t err = cudaFuncGetAttributes(
-      &attr, decodeGemmKernel<1, 4, 2, BFloat16>);
+  cudaError_t err =
+      cudaFuncGetAttributes(&attr, decodeGemmKernel<1, 4, 2, BFloat16>);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     return false;

@@ -158,7 +158,8 @@ def test_decode_scaled_linear(op, m: int, scaling: str, out_dtype: torch.dtype) 
         want = ref.scaled_gemm(xq.data, xq.scale_inv, w8, sw, None if bias is None else torch.cat(bias))
         assert_within_ulp(y, _widened(want, k), out_dtype, what=f"bias={bias is not None}")
     if scaling == "rows" and out_dtype == torch.bfloat16 and m % 16 == 0:
-        # cuBLASLt takes M in multiples of 16. K = 256: there the tensor cores' partial sums stay well below an ulp of the result.
+        # cuBLASLt takes M in multiples of 16. K = 256: the tensor cores' partial sums stay well below an
+        # ulp of the result there.
         xs, ws = xq.data[:, :256].contiguous(), w8[:, :256].contiguous()
         y = op.scaled_linear(xs, xq.scale_inv, list(ws.split(DECODE_ROWS)), sw, out_dtype=out_dtype)
         one = torch._scaled_mm(xs, ws.t(), scale_a=xq.scale_inv.view(-1, 1), scale_b=sw.view(1, -1),

@@ -1,4 +1,5 @@
-//===- DecodeGemmTest.cpp - The small-M FP8 GEMM against float64 -*- C++ -*-===//
+//===- DecodeGemmTest.cpp - The small-M FP8 GEMM against float64 -*- C++
+//-*-===//
 //
 // The CUDA scaled GEMM at decode shapes (M <= SPLITLINEAR_FP8_DECODE_MAX_M,
 // default 16), which runs the hand-written kernel of DecodeGemmKernels.cu:
@@ -17,8 +18,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace slinrt_test;
 
@@ -158,7 +161,8 @@ protected:
         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
     ASSERT_CUDA(
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
-    ASSERT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    ASSERT_CUDA(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     if (major * 10 + minor < 89)
       GTEST_SKIP() << "FP8 GEMM needs sm89+";
     ASSERT_CUDA(cudaStreamCreate(&stream));
@@ -208,9 +212,9 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
                     scaling == SLINRT_SCALING_OUTER_VECTOR))
                 continue;
               SCOPED_TRACE(testing::Message()
-                           << "M " << M << " N " << shape.N << " K " << K
-                           << " " << dtypeName(outType) << " scaling "
-                           << scaling << " bias " << withBias);
+                           << "M " << M << " N " << shape.N << " K " << K << " "
+                           << dtypeName(outType) << " scaling " << scaling
+                           << " bias " << withBias);
               ScaledGemmCase c(rng, M, shape.N, K, SLINRT_F8E4M3FN,
                                SLINRT_F8E4M3FN, outType, scaling, withBias);
               if (scaling == SLINRT_SCALING_OUTER_VECTOR)
@@ -272,14 +276,15 @@ TEST_F(DecodeGemmTest, CapturedInCudaGraph) {
   slinrt_context_set_stream(gpu, capture);
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  ASSERT_CUDA(cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
+  ASSERT_CUDA(
+      cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal));
   dev.run(gpu, c, 1);
   ASSERT_CUDA(cudaStreamEndCapture(capture, &graph));
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
   ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   // Nothing ran during capture: D still holds the fill.
-  ASSERT_CUDA(cudaMemcpy(c.d.base(), dev.d.ptr, dev.d.bytes,
-                         cudaMemcpyDeviceToHost));
+  ASSERT_CUDA(
+      cudaMemcpy(c.d.base(), dev.d.ptr, dev.d.bytes, cudaMemcpyDeviceToHost));
   EXPECT_EQ(c.d.get(0, 0), 3.0);
   ASSERT_CUDA(cudaGraphLaunch(exec, capture));
   ASSERT_CUDA(cudaGraphLaunch(exec, capture));
