@@ -1342,6 +1342,9 @@ void cuda::initContext(slinrt_context &ctx, int device, void *stream,
   DeviceGuard guard(device);
   auto state = std::make_unique<CudaState>();
   state->device = &deviceState(device);
+  // Asked here rather than at the first decode GEMM, which may be inside a
+  // graph capture.
+  (void)decodeGemmUsable(*state->device);
   state->borrowed = borrowed;
   if (!borrowed) {
     state->workspace = workspaceFor(*state, stream);
