@@ -29,6 +29,10 @@ Usage (H200)::
 
     python3 bench/fp8_linear.py --out bench/results/<date>-h200/fp8-linear.json
 
+GPU time of the decode GEMMs with FP8 weights, in CUDA graphs (``bench/fp8_graphs.py``)::
+
+    python3 bench/fp8_linear.py --graphs --out bench/results/<date>-h200/fp8/decode-graphs.json
+
 Smoke run anywhere (tiny shapes, CPU, no compile, no torchao)::
 
     python3 bench/fp8_linear.py --device cpu --quick
@@ -303,7 +307,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=30, help="CUDA: batches per median")
     parser.add_argument("--only-fp8-weights", action="store_true",
                         help="only the weights-in-FP8 table (e.g. in a process with SPLITLINEAR_FP8_AUTOTUNE_MAX_M set)")
+    parser.add_argument("--graphs", action="store_true",
+                        help="only the GPU time of the weights-in-FP8 GEMMs at M = 1, 16, 32, in CUDA graphs "
+                             "(bench/fp8_graphs.py)")
+    parser.add_argument("--variant", action="append", default=None, metavar="NAME=VALUE",
+                        help="--graphs: one more slin_scaled column, measured in a child process with this "
+                             "setting (default: SPLITLINEAR_FP8_DECODE_MAX_M=0, i.e. cuBLASLt); repeatable")
+    parser.add_argument("--graph-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.graphs:
+        if args.device != "cuda" or not torch.cuda.is_available():
+            print("fp8_linear bench: --graphs needs a CUDA device", file=sys.stderr)
+            return 1
+        from fp8_graphs import graphs_main
+        variants = args.variant if args.variant is not None else ["SPLITLINEAR_FP8_DECODE_MAX_M=0"]
+        return graphs_main(SHAPES, args.reps, variants, args.graph_child, args.out)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("fp8_linear bench: no CUDA device (use --device cpu --quick for a smoke run)", file=sys.stderr)
         return 1

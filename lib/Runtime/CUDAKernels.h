@@ -94,6 +94,46 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                float *amax, float *scaleInv, uint8_t *out,
                                uint8_t *outT, cudaStream_t stream);
 
+//===----------------------------------------------------------------------===//
+// Small-M FP8 GEMM (DecodeGemmKernels.cu)
+//===----------------------------------------------------------------------===//
+
+/// The most rows of x the decode GEMM takes (two m-tiles of 16).
+constexpr int64_t kDecodeGemmMaxRows = 32;
+
+/// y[M, N] = sx sw (x[M, K] w[N, K]^T) (+ bias[N]) with x and w e4m3fn,
+/// row-major with unit column stride (lds in bytes, multiples of 16; 16-byte
+/// aligned starts), K a multiple of 16, 1 <= M <= kDecodeGemmMaxRows; y of
+/// `outType` (f32, f16, bf16; ldy in elements), bias of `outType` or NULL;
+/// sx / sw: M / N floats (outerVector) or one each. fp32 accumulation,
+/// scales and bias applied in fp32, one rounding to `outType`.
+struct DecodeGemmArgs {
+  slinrt_dtype outType;
+  int64_t M, N, K;
+  const void *x;
+  int64_t ldx;
+  const void *w;
+  int64_t ldw;
+  void *y;
+  int64_t ldy;
+  const float *sx, *sw;
+  bool outerVector;
+  const void *bias;
+  /// Rows of w per CTA: 16 or 32 (decodeGemmTileN).
+  int tileN;
+};
+
+/// Whether the current device runs an sm89+ image of the decode GEMM (the
+/// image for an older arch is empty).
+bool decodeGemmAvailable();
+
+/// The tile (rows of w per CTA) for N rows on `numSMs` SMs.
+int decodeGemmTileN(int64_t N, int numSMs);
+
+/// Launches the decode GEMM; cudaErrorInvalidValue for arguments outside
+/// the contract above that it can see (M, N, K, tileN, outType).
+cudaError_t launchDecodeGemm(const DecodeGemmArgs &args, cudaStream_t stream);
+
 /// Launches `kernel` with `args` (converted to its parameter types) and
 /// returns the status of this launch only. On failure the launch's own error
 /// (the thread's last error, which the failure has just set) is cleared; a

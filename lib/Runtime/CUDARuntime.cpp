@@ -25,6 +25,12 @@
 // (tuneScaledAlgorithm) instead of taking heuristic #0; see
 // bench/cublaslt_fp8_probe.cu for why.
 //
+// FP8 decode GEMM (on by default for M <= 16): SPLITLINEAR_FP8_DECODE_MAX_M
+// sets the M bound of the hand-written small-M kernel of
+// DecodeGemmKernels.cu (0 turns it off, at most 32); e4m3 x e4m3 only, sm89+
+// devices only (others, and other shapes, take cuBLASLt). It runs before
+// autotuning is considered.
+//
 // Row-major to column-major: a row-major X[r, c] with leading dimension ld is
 // the column-major X^T[c, r] with the same ld. So the row-major problem
 // D = op(A) op(B) is run as the column-major D^T = op(B)^T op(A)^T: cuBLASLt's
@@ -241,7 +247,10 @@ constexpr size_t kMaxAlgoEntriesPerDevice = 4096;
 
 struct DeviceState {
   cublasLtHandle_t handle = nullptr;
-  int computeMajor = 0, computeMinor = 0;
+  int computeMajor = 0, computeMinor = 0, multiProcessors = 0;
+  /// Whether the device runs the decode GEMM's sm89+ image: -1 not asked
+  /// yet, then 0 or 1 (decodeGemmUsable).
+  std::atomic<int> decodeGemm{-1};
   size_t workspaceBytes = 0;
   HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
       kMaxAlgoEntriesPerDevice};
@@ -264,6 +273,9 @@ DeviceState &deviceState(int device) {
   checkCuda(cudaDeviceGetAttribute(&state->computeMinor,
                                    cudaDevAttrComputeCapabilityMinor, device),
             "cudaDeviceGetAttribute(ComputeCapabilityMinor)");
+  checkCuda(cudaDeviceGetAttribute(&state->multiProcessors,
+                                   cudaDevAttrMultiProcessorCount, device),
+            "cudaDeviceGetAttribute(MultiProcessorCount)");
   // TransformerEngine's sizes: Hopper kernels want a larger workspace.
   state->workspaceBytes =
       state->computeMajor >= 9 ? size_t(32) << 20 : size_t(4) << 20;
@@ -422,6 +434,47 @@ int64_t fp8AutotuneMaxM() {
     return *end == '\0' && v > 0 ? int64_t(v) : int64_t(0);
   }();
   return maxM;
+}
+
+/// The M bound of the decode GEMM (DecodeGemmKernels.cu):
+/// SPLITLINEAR_FP8_DECODE_MAX_M, read once; unset or empty: 16; 0 or
+/// anything but a non-negative number turns it off; at most
+/// kDecodeGemmMaxRows.
+int64_t fp8DecodeMaxM() {
+  static const int64_t maxM = [] {
+    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_MAX_M");
+    if (!env || !*env)
+      return int64_t(16);
+    char *end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v <= 0)
+      return int64_t(0);
+    return std::min<int64_t>(v, cuda::kDecodeGemmMaxRows);
+  }();
+  return maxM;
+}
+
+/// The decode GEMM's rows of W per CTA: SPLITLINEAR_FP8_DECODE_TILE_N (16 or
+/// 32; a measuring aid), else decodeGemmTileN's choice for N.
+int decodeTileN(int64_t N, int multiProcessors) {
+  static const int forced = [] {
+    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_TILE_N");
+    if (!env)
+      return 0;
+    std::string v(env);
+    return v == "16" ? 16 : v == "32" ? 32 : 0;
+  }();
+  return forced ? forced : cuda::decodeGemmTileN(N, multiProcessors);
+}
+
+/// Whether `dev` (the current device) runs the decode GEMM, asked once.
+bool decodeGemmUsable(DeviceState &dev) {
+  int known = dev.decodeGemm.load(std::memory_order_acquire);
+  if (known < 0) {
+    known = cuda::decodeGemmAvailable() ? 1 : 0;
+    dev.decodeGemm.store(known, std::memory_order_release);
+  }
+  return known == 1;
 }
 
 /// Why tuning exists: at decode shapes cuBLASLt's heuristic #0 for FP8 is not
@@ -1098,6 +1151,26 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
         "broadcast kernel launch");
     return;
   }
+  // Decode shapes: the hand-written kernel, which keeps every SM streaming W
+  // (cuBLASLt has one 128x128 tile and no split-K for outer-vector FP8
+  // there). Fast accumulation changes nothing in it: it always adds each
+  // MMA's result in fp32.
+  if (p.M <= fp8DecodeMaxM() && p.aType == SLINRT_F8E4M3FN &&
+      p.bType == SLINRT_F8E4M3FN && decodeGemmUsable(dev)) {
+    cuda::DecodeGemmArgs args;
+    args.outType = p.outType;
+    args.M = p.M, args.N = p.N, args.K = p.K;
+    args.x = p.A, args.ldx = p.lda;
+    args.w = p.B, args.ldw = p.ldb;
+    args.y = p.D, args.ldy = p.ldd;
+    args.sx = p.scaleA, args.sw = p.scaleB;
+    args.outerVector = p.scaling == SLINRT_SCALING_OUTER_VECTOR;
+    args.bias = bias;
+    args.tileN = decodeTileN(p.N, dev.multiProcessors);
+    checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
+    ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   // D = A B^T: op(B) is B [N, K] transposed (cuBLASLt's A, used T: TN), and
   // the scales swap with the operands (its A scale has m' = N entries, ours
   // is scaleB).
@@ -1269,6 +1342,9 @@ void cuda::initContext(slinrt_context &ctx, int device, void *stream,
   DeviceGuard guard(device);
   auto state = std::make_unique<CudaState>();
   state->device = &deviceState(device);
+  // Asked here rather than at the first decode GEMM, which may be inside a
+  // graph capture.
+  (void)decodeGemmUsable(*state->device);
   state->borrowed = borrowed;
   if (!borrowed) {
     state->workspace = workspaceFor(*state, stream);

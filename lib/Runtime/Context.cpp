@@ -283,6 +283,7 @@ slinrt_counters slinrt_context_counters(const slinrt_context *ctx) {
     out.copies_2d = c.copies2d.load(std::memory_order_relaxed);
     out.scaled_gemms = c.scaledGemms.load(std::memory_order_relaxed);
     out.quantizations = c.quantizations.load(std::memory_order_relaxed);
+    out.decode_gemms = c.decodeGemms.load(std::memory_order_relaxed);
   } catch (...) {
   }
   return out;

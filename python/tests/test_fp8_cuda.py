@@ -128,3 +128,40 @@ def test_cuda_graph_capture_and_replay(op) -> None:
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(static_y, op.fp8_linear(fresh, parts, recipe="rowwise"))
+
+
+DECODE_ROWS = (128, 32, 48)  # parts of different sizes, N = 208 (a partial tile of the decode kernel)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32], ids=["bf16", "f16", "f32"])
+@pytest.mark.parametrize("scaling", ["rows", "tensor"])
+@pytest.mark.parametrize("m", [1, 16])
+def test_decode_scaled_linear(op, m: int, scaling: str, out_dtype: torch.dtype) -> None:
+    """M <= 16 runs the runtime's decode kernel (SPLITLINEAR_FP8_DECODE_MAX_M, default 16): against the
+    float64 emulation at K = 4096 (with and without bias), and against ``torch._scaled_mm`` rowwise."""
+    torch.manual_seed(7 + m)
+    k = 4096
+    x = ref.fresh(m, k, dtype=torch.bfloat16, device="cuda")
+    parts = [ref.fresh(n, k, scale=s, dtype=torch.bfloat16, device="cuda")
+             for n, s in zip(DECODE_ROWS, (0.02, 2e-6, 0.5))]
+    xq = op.fp8_quantize(x, E4M3, scaling)
+    if scaling == "tensor":
+        cast = ref.cast_parts([torch.cat(parts).cpu()], E4M3)
+        w8, sw = cast.data.cuda(), cast.scale_inv.reshape(1).cuda()
+    else:
+        wq = op.fp8_cast_parts(parts, E4M3)
+        w8, sw = wq.data, wq.row_scale_inv
+    biases = [ref.fresh(n, dtype=out_dtype, device="cuda") for n in DECODE_ROWS]
+    for bias in (None, biases):
+        y = op.scaled_linear(xq.data, xq.scale_inv, list(w8.split(DECODE_ROWS)), sw, bias,
+                             out_dtype=out_dtype, fast_accum=bias is None)
+        want = ref.scaled_gemm(xq.data, xq.scale_inv, w8, sw, None if bias is None else torch.cat(bias))
+        assert_within_ulp(y, _widened(want, k), out_dtype, what=f"bias={bias is not None}")
+    if scaling == "rows" and out_dtype == torch.bfloat16 and m % 16 == 0:
+        # cuBLASLt takes M in multiples of 16. K = 256: the tensor cores' partial sums stay well below an
+        # ulp of the result there.
+        xs, ws = xq.data[:, :256].contiguous(), w8[:, :256].contiguous()
+        y = op.scaled_linear(xs, xq.scale_inv, list(ws.split(DECODE_ROWS)), sw, out_dtype=out_dtype)
+        one = torch._scaled_mm(xs, ws.t(), scale_a=xq.scale_inv.view(-1, 1), scale_b=sw.view(1, -1),
+                               out_dtype=torch.bfloat16)
+        assert float(_bf16_ulps(y, one).max()) <= 1.0

@@ -235,6 +235,7 @@ typedef struct slinrt_counters {
   int64_t copies_2d;        ///< the copy2d calls among `copies` (weights)
   int64_t scaled_gemms;     ///< scaled (FP8) GEMM entry calls completed
   int64_t quantizations;    ///< FP8 amax / cast calls completed
+  int64_t decode_gemms;     ///< scaled GEMMs run by the small-M FP8 kernel
 } slinrt_counters;
 /// A snapshot of the context's counters.
 SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx);

@@ -1,0 +1,257 @@
+//===- DecodeGemmKernels.cu - Small-M FP8 GEMM on tensor cores --*- C++ -*-===//
+//
+// The decode GEMM of the FP8 scaled GEMM (see CUDAKernels.h):
+// y[M, N] = sx sw (x8[M, K] w8[N, K]^T) (+ bias[N]) for M <= 32, e4m3 x e4m3.
+// At such M the GEMM only streams W, and cuBLASLt's outer-vector FP8 offers a
+// 128x128 tile without split-K (48 CTAs for the Llama-3-8B q/k/v on 132 SMs),
+// so it does not run faster than bf16 although it reads half the bytes.
+//
+// Design: one CTA per kTileN(= 8 NT) rows of W; its warps split K, each warp
+// multiplies with mma.sync.m16n8k32 (sm89+): x rows as the A operand (16
+// rows, those past M zero and never loaded), W rows as B (W[N, K] row-major
+// is the "col" B layout). A dot product sums over k, so any permutation of k
+// applied to both operands gives the same result: lane (g, t) loads 16
+// contiguous bytes at k = 64 s + 16 t of W row g and of x rows g and g + 8,
+// and their four words feed two MMAs as if they were the fragment's k columns
+// {4t..4t+3, 16+4t..16+4t+3} of each. Every MMA starts from zero and its
+// result is added in fp32 (Hopper keeps only about 14 bits of the partial sums
+// inside an FP8 MMA; this bounds that loss to 32 products). The warps' sums
+// meet in shared memory; then every output gets its scales and bias in fp32
+// and one rounding. No atomics, workspace, allocation or host sync: graph
+// capturable. Compiled for every CUDA arch of the runtime; below sm89 the
+// kernel is empty, and the host launches it only where the device runs an
+// sm89+ binary of it (decodeGemmAvailable).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CUDAKernels.h"
+#include "Float16.h"
+
+#include <cstring>
+
+namespace slinrt {
+namespace cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+/// Bytes of k one warp covers per step: 4 lanes x 16 bytes.
+constexpr int kStepK = 64;
+
+/// 16 bytes of W, read once: do not keep them in L1.
+__device__ __forceinline__ uint4 loadStreaming(const uint8_t *p) {
+  return __ldcs(reinterpret_cast<const uint4 *>(p));
+}
+/// 16 bytes of x, read by every CTA: through the read-only cache.
+__device__ __forceinline__ uint4 loadShared(const uint8_t *p) {
+  return __ldg(reinterpret_cast<const uint4 *>(p));
+}
+
+/// d = A B for one m16n8k32 e4m3 MMA with a zero accumulator (a0..a3: rows
+/// g, g+8, g, g+8 of k quarters 0, 0, 1, 1 of this lane; b0, b1: quarters 0
+/// and 1 of column g).
+__device__ __forceinline__ void mmaE4M3(float (&d)[4], uint32_t a0, uint32_t a1,
+                                        uint32_t a2, uint32_t a3, uint32_t b0,
+                                        uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%10, %10, %10, %10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f));
+#else
+  d[0] = d[1] = d[2] = d[3] = 0.0f;
+#endif
+}
+
+/// Output conversion: fp32 is stored as is, 16-bit types round to nearest
+/// even (Float16.h, as the CPU target).
+template <typename T> __device__ __forceinline__ T fromFloat(float v) {
+  return convertElement<T>(v);
+}
+
+/// MT m-tiles of 16 rows (M <= 16 MT), NT n-tiles of 8 rows of W per CTA, U
+/// k-steps per warp in flight. Launch: kThreads threads, ceil(N / 8 NT) CTAs.
+/// Registers bounded so that 3 CTAs (one m-tile; 24 warps, each with 4 KiB
+/// of W in flight) or 2 (two m-tiles) fit on an SM.
+template <int MT, int NT, int U, typename T>
+__global__ void __launch_bounds__(kThreads, MT == 1 ? 3 : 2)
+    decodeGemmKernel(const uint8_t *__restrict__ x, int64_t ldx,
+                     const uint8_t *__restrict__ w, int64_t ldw,
+                     T *__restrict__ y, int64_t ldy,
+                     const float *__restrict__ sx, const float *__restrict__ sw,
+                     const T *__restrict__ bias, int M, int64_t N, int64_t K,
+                     int outerVector) {
+  constexpr int kRows = 16 * MT, kTileN = 8 * NT;
+  __shared__ float partial[kWarps][kRows][kTileN];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t n0 = int64_t(blockIdx.x) * kTileN;
+
+  // Row pointers at this lane's 16 bytes of step 0; rows past M or N are
+  // never read.
+  const uint8_t *wRow[NT];
+  bool wOk[NT];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    int64_t n = n0 + 8 * j + g;
+    wOk[j] = n < N;
+    wRow[j] = w + (wOk[j] ? n : 0) * ldw + 16 * t;
+  }
+  const uint8_t *xRow[MT][2];
+  bool xOk[MT][2];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      int m = 16 * i + 8 * h + g;
+      xOk[i][h] = m < M;
+      xRow[i][h] = x + (xOk[i][h] ? m : 0) * ldx + 16 * t;
+    }
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[i][j][r] = 0.0f;
+
+  // Warp `warp` takes steps warp, warp + kWarps, ...: at any time the CTA
+  // reads kWarps * 64 contiguous bytes of each of its W rows. K is a
+  // multiple of 16, so a lane's 16 bytes are all in range or all out.
+  const int64_t steps = (K + kStepK - 1) / kStepK;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  for (int64_t s0 = warp; s0 < steps; s0 += int64_t(kWarps) * U) {
+    uint4 wv[U][NT], xv[U][MT][2];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int64_t off = (s0 + int64_t(u) * kWarps) * kStepK;
+      bool kOk = off + 16 * t < K;
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        wv[u][j] = kOk && wOk[j] ? loadStreaming(wRow[j] + off) : zero;
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          xv[u][i][h] = kOk && xOk[i][h] ? loadShared(xRow[i][h] + off) : zero;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const uint4 &lo = xv[u][i][0], &hi = xv[u][i][1], &b = wv[u][j];
+          float d0[4], d1[4];
+          // Words 0, 1 of the 16 bytes are the first MMA's k quarters 0, 1;
+          // words 2, 3 the second's.
+          mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+          mmaE4M3(d1, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][j][r] += d0[r] + d1[r];
+        }
+  }
+
+  // C fragment: element r of lane (g, t) is row g + 8 (r / 2), column
+  // 2 t + r % 2 of its 16 x 8 tile.
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        partial[warp][16 * i + g + 8 * (r / 2)][8 * j + 2 * t + r % 2] =
+            acc[i][j][r];
+  __syncthreads();
+
+  for (int e = threadIdx.x; e < kRows * kTileN; e += kThreads) {
+    int m = e / kTileN, c = e % kTileN;
+    int64_t n = n0 + c;
+    if (m >= M || n >= N)
+      continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int v = 0; v < kWarps; ++v)
+      sum += partial[v][m][c];
+    float scale = outerVector ? sx[m] * sw[n] : sx[0] * sw[0];
+    float value = scale * sum;
+    if (bias)
+      value += toFloat(bias[n]);
+    y[m * ldy + n] = fromFloat<T>(value);
+  }
+}
+
+template <int MT, int NT, typename T>
+cudaError_t launchTyped(const DecodeGemmArgs &a, cudaStream_t stream) {
+  // About 8 KiB of W per warp in flight whatever the tile.
+  constexpr int U = 8 / NT;
+  constexpr int kTileN = 8 * NT;
+  dim3 grid(static_cast<unsigned>((a.N + kTileN - 1) / kTileN));
+  return launchKernel(decodeGemmKernel<MT, NT, U, T>, grid, dim3(kThreads),
+                      stream, static_cast<const uint8_t *>(a.x), a.ldx,
+                      static_cast<const uint8_t *>(a.w), a.ldw,
+                      static_cast<T *>(a.y), a.ldy, a.sx, a.sw,
+                      static_cast<const T *>(a.bias), static_cast<int>(a.M),
+                      a.N, a.K, a.outerVector ? 1 : 0);
+}
+
+template <int MT, typename T>
+cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
+  return a.tileN == 16 ? launchTyped<MT, 2, T>(a, stream)
+                       : launchTyped<MT, 4, T>(a, stream);
+}
+
+template <typename T>
+cudaError_t launchRows(const DecodeGemmArgs &a, cudaStream_t stream) {
+  return a.M <= 16 ? launchTiles<1, T>(a, stream)
+                   : launchTiles<2, T>(a, stream);
+}
+
+} // namespace
+
+bool decodeGemmAvailable() {
+  // The binary the device runs: sm80 code (an sm89 device without its own
+  // image) has the empty kernel.
+  cudaFuncAttributes attr{};
+  cudaError_t err =
+      cudaFuncGetAttributes(&attr, decodeGemmKernel<1, 4, 2, BFloat16>);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.binaryVersion >= 89;
+}
+
+int decodeGemmTileN(int64_t N, int numSMs) {
+  // Fewer, wider CTAs read x fewer times, but 32-row tiles leave SMs idle in
+  // the last wave at q/k/v sizes (192 CTAs on 132 SMs): take them when the
+  // last wave is at least 85 % full.
+  int64_t ctas = (N + 31) / 32;
+  int64_t sms = numSMs > 0 ? numSMs : 1;
+  int64_t waves = (ctas + sms - 1) / sms;
+  return ctas * 100 >= 85 * waves * sms ? 32 : 16;
+}
+
+cudaError_t launchDecodeGemm(const DecodeGemmArgs &a, cudaStream_t stream) {
+  if (a.M < 1 || a.M > kDecodeGemmMaxRows || a.N < 1 || a.K < 1 ||
+      (a.tileN != 16 && a.tileN != 32))
+    return cudaErrorInvalidValue;
+  switch (a.outType) {
+  case SLINRT_F32:
+    return launchRows<float>(a, stream);
+  case SLINRT_F16:
+    return launchRows<Half>(a, stream);
+  case SLINRT_BF16:
+    return launchRows<BFloat16>(a, stream);
+  default:
+    return cudaErrorInvalidValue;
+  }
+}
+
+} // namespace cuda
+} // namespace slinrt
