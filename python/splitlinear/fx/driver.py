@@ -17,6 +17,7 @@ import torch.fx as fx
 
 from .._logging import logger
 from ..options import SplitLinearOptions
+from .fp8 import assign_fp8, fp8_linear_fn
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
@@ -126,13 +127,28 @@ def _inline_subgraphs(gm: fx.GraphModule, state: GraphState) -> list[tuple[fx.Gr
     return found
 
 
+def _assign_fp8(graph: fx.Graph, plan: Plan, options: SplitLinearOptions, graph_id: int) -> set[int]:
+    """Option ``fp8``: replace ``plan.regions`` by its FP8 and plain regions (:func:`~.fp8.assign_fp8`),
+    in graph order; return the ids of the FP8 ones."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    assigned = assign_fp8(plan.regions, options, order)
+    for reason in assigned.skipped:
+        logger.debug("splitlinear: graph %d: %s", graph_id, reason)
+    plan.skipped.extend(assigned.skipped)
+    plan.regions = sorted(assigned.fp8 + assigned.plain, key=lambda r: min(order[s.out] for s in r.sites))
+    return {id(r) for r in assigned.fp8}
+
+
 def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: list[LinearFn],
                     graph_id: int, grad_mode: bool, autocast: AutocastState) -> Plan:
     """:func:`rewrite_graph` on ``gm`` entered with ``grad_mode`` and ``autocast``, then on
     its inline subgraphs. ``linear_fn`` holds the op once loaded (shared by the recursion)."""
     subgraphs = _inline_subgraphs(gm, GraphState(gm.graph, grad_mode, autocast))
-    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion, min_parts=options.min_parts,
-                        entry_grad_mode=grad_mode, entry_autocast=autocast)
+    fp8 = options.fp8 is not None
+    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion,
+                        min_parts=1 if fp8 else options.min_parts,
+                        entry_grad_mode=grad_mode, entry_autocast=autocast, lone_sites=fp8)
+    fp8_regions = _assign_fp8(gm.graph, plan, options, graph_id) if fp8 else set()
     for rejection in plan.rejections:
         logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
     for reason in plan.skipped:
@@ -155,7 +171,8 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
     replaced: dict[fx.Node, fx.Node] = {}
     for region in plan.regions:
         try:
-            rewrite_region(gm, region, linear_fn[0], replaced)
+            fn = fp8_linear_fn(options.fp8) if id(region) in fp8_regions else linear_fn[0]
+            rewrite_region(gm, region, fn, replaced)
         except RuntimeError as exc:
             rejection = Rejection(region.sites[0].out, str(exc))
             if options.strict:
