@@ -42,10 +42,9 @@ def keyed_on_build(patches: Mapping[str, Any]) -> dict[str, Any]:
 
     marked = dict(patches.get(_CONFIG_KEY, getattr(config, _CONFIG_KEY)))
     build = _library.build_id()
-    for fn in (ops.linear, fp8.fp8_linear_tensorwise, fp8.fp8_linear_rowwise, fp8.fp8_linear_rowwise_with_gw_hp):
+    marked[f"{ops.linear.__module__}.{ops.linear.__name__}"] = build
+    for (recipe, cached), fn in fp8.GRAPH_FNS.items():
         # The FP8 functions' keys also name their recipe: an fp8 and a bf16 compile of one
         # model never share an entry (their graphs differ too; this does not rely on it).
-        recipe = getattr(fn, "__name__", "").removeprefix("fp8_linear_")
-        key = build if fn is ops.linear else f"{build}+fp8={recipe}"
-        marked[f"{fn.__module__}.{fn.__name__}"] = key
+        marked[f"{fn.__module__}.{fn.__name__}"] = f"{build}+fp8={recipe}+cache={int(cached)}"
     return {**patches, _CONFIG_KEY: marked}

@@ -76,6 +76,13 @@ class SplitLinearOptions:
             the linear in FP8 (torchao's ``module_filter_fn``, given the FQN
             only). Either way a linear whose K or output rows are not multiples
             of 16 (what the FP8 GEMM needs) stays in its own precision.
+        fp8_weight_cache: with ``fp8``, quantize each weight group once while
+            its parts do not change (``fp8_linear(cache_weights=True)``: across
+            gradient-accumulation micro-batches and no_grad forwards, until the
+            optimizer step or any other in-place change bumps a part's version
+            counter, or its storage changes), keeping an FP8 copy of those
+            weights (half their bfloat16 bytes, the transposed copy as much
+            again in training).
     """
 
     fallback: Fallback = "inductor"
@@ -87,6 +94,7 @@ class SplitLinearOptions:
     inductor_options: Mapping[str, Any] | None = None
     fp8: Fp8Recipe | None = None
     fp8_filter: Fp8Filter | None = None
+    fp8_weight_cache: bool = True
 
     def __post_init__(self) -> None:
         if self.fallback not in get_args(Fallback):
@@ -94,7 +102,7 @@ class SplitLinearOptions:
                 f"splitlinear: option 'fallback' must be one of {list(get_args(Fallback))}, "
                 f"got {self.fallback!r}"
             )
-        for name in ("strict", "horizontal_fusion"):
+        for name in ("strict", "horizontal_fusion", "fp8_weight_cache"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(

@@ -17,7 +17,7 @@ import torch.fx as fx
 
 from .._logging import logger
 from ..options import SplitLinearOptions
-from .fp8 import assign_fp8, fp8_linear_fn
+from .fp8 import assign_fp8, fp8_linear_fn, graph_has_fp8_values
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
@@ -149,6 +149,9 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
                         min_parts=1 if fp8 else options.min_parts,
                         entry_grad_mode=grad_mode, entry_autocast=autocast, lone_sites=fp8)
     fp8_regions = _assign_fp8(gm.graph, plan, options, graph_id) if fp8 else set()
+    if fp8_regions:
+        cache = options.fp8_weight_cache and not (options.fallback == "inductor" and graph_has_fp8_values(gm.graph))
+        fp8_fn = fp8_linear_fn(options.fp8, cache)
     for rejection in plan.rejections:
         logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
     for reason in plan.skipped:
@@ -171,7 +174,7 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
     replaced: dict[fx.Node, fx.Node] = {}
     for region in plan.regions:
         try:
-            fn = fp8_linear_fn(options.fp8) if id(region) in fp8_regions else linear_fn[0]
+            fn = fp8_fn if id(region) in fp8_regions else linear_fn[0]
             rewrite_region(gm, region, fn, replaced)
         except RuntimeError as exc:
             rejection = Rejection(region.sites[0].out, str(exc))

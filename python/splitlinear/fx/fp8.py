@@ -10,8 +10,16 @@ multiples of 16, operands float32/float16/bfloat16. The others keep what
 the backend does without ``fp8``: a region of at least ``min_parts`` parts
 through ``splitlinear.ops.linear``, else the fallback.
 
-The graph calls :func:`fp8_linear_tensorwise` (or the rowwise ones), module
-functions with the recipe fixed, so the rewritten graph names its recipe.
+The graph calls :func:`fp8_linear_tensorwise` (or the rowwise ones, and
+their ``_cached`` forms for option ``fp8_weight_cache``), module functions
+with the recipe fixed, so the rewritten graph names its recipe.
+
+The weight cache (``fp8_linear(cache_weights=True)``) is checked inside the
+op at run time, so a compiled graph neither bakes a cached value in nor
+guards on it. Its FP8 tensors are shared with the cache; Inductor may reuse
+a dead buffer for a later one of the same dtype and size, which only an
+Inductor-generated FP8 buffer could be, so a graph with FP8 values of its own
+(:func:`graph_has_fp8_values`) runs without the cache.
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ __all__ = ["Fp8Assignment", "assign_fp8", "fp8_linear_fn", "site_fqn"]
 FP8_GRANULE = 16
 
 
-def _fp8_linear(recipe: str, input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
+def _fp8_linear(recipe: str, input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None,
+                cache: bool = False) -> Tensor:
     return torch.ops.splitlinear.fp8_linear.default(input, list(weight), None if bias is None else list(bias),
-                                                    recipe)
+                                                    recipe, cache)
 
 
 def fp8_linear_tensorwise(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
@@ -56,14 +65,34 @@ def fp8_linear_rowwise_with_gw_hp(input: Tensor, weight: Sequence[Tensor],
     return _fp8_linear("rowwise_with_gw_hp", input, weight, bias)
 
 
-_FNS: dict[str, LinearFn] = {
-    "tensorwise": fp8_linear_tensorwise,
-    "rowwise": fp8_linear_rowwise,
-    "rowwise_with_gw_hp": fp8_linear_rowwise_with_gw_hp,
+def fp8_linear_tensorwise_cached(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
+    """:func:`fp8_linear_tensorwise` with ``cache_weights=True``."""
+    return _fp8_linear("tensorwise", input, weight, bias, True)
+
+
+def fp8_linear_rowwise_cached(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
+    """:func:`fp8_linear_rowwise` with ``cache_weights=True``."""
+    return _fp8_linear("rowwise", input, weight, bias, True)
+
+
+def fp8_linear_rowwise_with_gw_hp_cached(input: Tensor, weight: Sequence[Tensor],
+                                         bias: Sequence[Tensor] | None) -> Tensor:
+    """:func:`fp8_linear_rowwise_with_gw_hp` with ``cache_weights=True``."""
+    return _fp8_linear("rowwise_with_gw_hp", input, weight, bias, True)
+
+
+#: The graph functions, by (recipe, cache_weights).
+GRAPH_FNS: dict[tuple[str, bool], LinearFn] = {
+    ("tensorwise", False): fp8_linear_tensorwise,
+    ("rowwise", False): fp8_linear_rowwise,
+    ("rowwise_with_gw_hp", False): fp8_linear_rowwise_with_gw_hp,
+    ("tensorwise", True): fp8_linear_tensorwise_cached,
+    ("rowwise", True): fp8_linear_rowwise_cached,
+    ("rowwise_with_gw_hp", True): fp8_linear_rowwise_with_gw_hp_cached,
 }
 
 
-def fp8_linear_fn(recipe: Fp8Recipe) -> LinearFn:
+def fp8_linear_fn(recipe: Fp8Recipe, cache_weights: bool = False) -> LinearFn:
     """The graph function of ``recipe`` (loads the op library).
 
     Raises:
@@ -71,7 +100,13 @@ def fp8_linear_fn(recipe: Fp8Recipe) -> LinearFn:
     """
     from .. import ops  # noqa: F401  (registers torch.ops.splitlinear.fp8_linear and its fake kernel)
 
-    return _FNS[recipe]
+    return GRAPH_FNS[(recipe, cache_weights)]
+
+
+def graph_has_fp8_values(graph: fx.Graph) -> bool:
+    """Whether a node of ``graph`` has an FP8 tensor value (then the weight cache is not used)."""
+    fp8 = (torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)
+    return any((t := node_tensor(n)) is not None and t.dtype in fp8 for n in graph.nodes)
 
 
 _ROOT = re.compile(r"^L\[['\"][^'\"]*['\"]\]\.?")
