@@ -173,9 +173,13 @@ public:
         if (needs.weights[p])
           grads[1 + p] = dw.narrow(0, call.offsets[p], call.rows[p]);
     }
-    std::vector<at::Tensor> db = biasGradients(grad, call);
-    for (int64_t p = 0; p < n; ++p)
-      grads[1 + n + p] = db[p];
+    // Without biases there are no bias slots: writing them would run past
+    // `grads` once there are more parts than non-tensor inputs.
+    if (hasBias) {
+      std::vector<at::Tensor> db = biasGradients(grad, call);
+      for (int64_t p = 0; p < n; ++p)
+        grads[1 + n + p] = db[p];
+    }
     return grads;
   }
 };

@@ -98,7 +98,7 @@ def test_filter_option(op, flt, tmp_path) -> None:
     out = compile_sl(model, fp8="rowwise", fp8_filter=flt, dump_dir=str(tmp_path))(x)
     text = _dump_after(tmp_path)
     # Every *_proj stays in float32; lm_head (the default skip is replaced) runs in FP8.
-    assert text.count("fp8_linear_rowwise") == 1 and "with 1 parts" in text, text
+    assert text.count("= splitlinear_fx_fp8_fp8_linear_rowwise_cached(") == 1 and "with 1 parts" in text, text
     want = op.fp8_linear(_hidden(model, x), [model.lm_head.weight], recipe="rowwise")
     torch.testing.assert_close(out[0], want, rtol=1e-4, atol=1e-4)
 
@@ -116,7 +116,7 @@ def test_no_fp8_option_keeps_plain_regions(op, tmp_path) -> None:
     model, _ = _pair(14)
     compile_sl(model, dump_dir=str(tmp_path))(torch.randn(4, 64))
     text = _dump_after(tmp_path)
-    assert "fp8" not in text.replace("graph_", "")
+    assert "splitlinear_fx_fp8" not in text
     assert text.count("splitlinear_ops_linear(") == 3  # q/k/v, gate/up, lm_head/odd
 
 

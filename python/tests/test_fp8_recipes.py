@@ -150,3 +150,18 @@ def test_float64_model_refuses_nothing_and_stays_float64(op) -> None:
     for a, b in zip(out, want):
         torch.testing.assert_close(a, b)
     assert splitlinear.stats()["regions_matched"] == 3
+
+
+def test_many_parts_without_bias_backward(op) -> None:
+    """Regression: the backward wrote bias-gradient slots past its list without biases, once the
+    parts outnumbered the non-tensor inputs (heap corruption; a LoRA q/k/v/lora_A group crashed)."""
+    import _fp8_ref as ref
+
+    torch.manual_seed(28)
+    x = torch.randn(10, 64, requires_grad=True)
+    ws = [(torch.randn(16, 64) * s).requires_grad_() for s in (1.0, 0.1, 0.5, 2.0, 0.01, 0.3)]
+    dy = torch.randn(10, 96)
+    op.fp8_linear(x, ws).backward(dy)
+    want = ref.fp8_linear(x, ws, None, "tensorwise", dy=dy)
+    ref.assert_within_ulp(x.grad, want.dx, torch.float32, what="dx")
+    ref.assert_within_ulp(torch.cat([w.grad for w in ws]), want.dw, torch.float32, what="dw")
