@@ -13,14 +13,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import fp8_convergence  # noqa: E402
 
-STEPS, WINDOW = 120, 20
+STEPS, WINDOW = 40, 10
 
 
 def test_fp8_loss_curve_within_two_percent(op) -> None:
-    result = fp8_convergence.run(STEPS, ["tensorwise"], batch=8, seq=32, window=WINDOW)
+    result = fp8_convergence.run(STEPS, ["tensorwise"], batch=8, seq=16, window=WINDOW)
     base, fp8 = result["curves"]["baseline"], result["curves"]["tensorwise"]
     # It learns: the last window's loss is well below the first's.
-    assert base[-1] < 0.7 * base[0], base
+    assert base[-1] < 0.8 * base[0], base
     assert result["max_gap"]["tensorwise"] <= 0.02, (base, fp8)
     # And FP8 is not the baseline under another name: the curves differ.
     assert base != fp8
