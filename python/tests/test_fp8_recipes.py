@@ -165,3 +165,13 @@ def test_many_parts_without_bias_backward(op) -> None:
     want = ref.fp8_linear(x, ws, None, "tensorwise", dy=dy)
     ref.assert_within_ulp(x.grad, want.dx, torch.float32, what="dx")
     ref.assert_within_ulp(torch.cat([w.grad for w in ws]), want.dw, torch.float32, what="dw")
+
+
+def test_double_backward_raises(op) -> None:
+    """Unsupported: a gradient of the gradient raises (naming the op), never a missing term."""
+    model, _ = _pair(29)
+    compiled = compile_sl(model, fp8="tensorwise")
+    x = torch.randn(2, 64, requires_grad=True)
+    (g,) = torch.autograd.grad(compiled(x)[0].sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"splitlinear.fp8_linear: double backward \(create_graph=True\)"):
+        g.sum().backward()
