@@ -151,3 +151,37 @@ def test_cache_key_names_the_recipe(op) -> None:
     linear_key = marked["splitlinear.ops.linear"]
     assert len(keys) == len(fp8.GRAPH_FNS) and linear_key not in keys
     assert all("fp8=" in k for k in keys)
+
+
+class _OwnFp8(torch.nn.Module):
+    """A model with an FP8 value of its own (another FP8 library's cast, say)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(64, 32, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(torch.float8_e4m3fn).to(torch.float32)
+        return self.proj(x)
+
+
+def _dynamo_graph(model: torch.nn.Module, x: torch.Tensor) -> tuple[torch.fx.GraphModule, list]:
+    captured = []
+
+    def capture(gm, example_inputs):  # noqa: ANN001, ANN202
+        captured.append((gm, list(example_inputs)))
+        return gm.forward
+
+    torch.compile(model, backend=capture, fullgraph=True)(x)
+    return captured[0]
+
+
+@pytest.mark.parametrize("fallback, cached", [("inductor", False), ("eager", True)])
+def test_graph_with_own_fp8_runs_uncached_under_inductor(op, fallback: str, cached: bool) -> None:
+    from splitlinear.fx.driver import rewrite_graph
+
+    gm, example = _dynamo_graph(_OwnFp8(), torch.randn(4, 64))
+    plan = rewrite_graph(gm, example, {"fp8": "tensorwise", "fallback": fallback})
+    assert len(plan.regions) == 1
+    assert ("fp8_linear_tensorwise_cached(" in gm.code) == cached, gm.code
+    assert "fp8_linear_tensorwise(" in gm.code or cached

@@ -9,6 +9,7 @@ backend (:mod:`splitlinear.backend`) calls it once per Dynamo graph.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import torch.fx as fx
 
 from .._logging import logger
 from ..options import SplitLinearOptions
-from .fp8 import assign_fp8, fp8_linear_fn, graph_has_fp8_values
+from .fp8 import assign_fp8, fp8_linear_fn, module_has_fp8_values
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
@@ -99,6 +100,9 @@ def rewrite_graph(
         raise TypeError(f"splitlinear.rewrite_graph: gm must be a torch.fx.GraphModule, got {type(gm).__name__}")
     options = SplitLinearOptions.from_dict(options)
     _ensure_metadata(gm, example_inputs)
+    if options.fp8 is not None and options.fallback == "inductor" and module_has_fp8_values(gm):
+        # Inductor compiles the subgraphs into one graph with this one: check them all.
+        options = dataclasses.replace(options, fp8_weight_cache=False)
     holder: list[LinearFn] = [] if linear_fn is None else [linear_fn]
     return _rewrite_module(gm, options, holder, graph_id, torch.is_grad_enabled(), ambient_autocast())
 
@@ -150,8 +154,7 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
                         entry_grad_mode=grad_mode, entry_autocast=autocast, lone_sites=fp8)
     fp8_regions = _assign_fp8(gm.graph, plan, options, graph_id) if fp8 else set()
     if fp8_regions:
-        cache = options.fp8_weight_cache and not (options.fallback == "inductor" and graph_has_fp8_values(gm.graph))
-        fp8_fn = fp8_linear_fn(options.fp8, cache)
+        fp8_fn = fp8_linear_fn(options.fp8, options.fp8_weight_cache)
     for rejection in plan.rejections:
         logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
     for reason in plan.skipped:

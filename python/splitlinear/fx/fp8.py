@@ -19,7 +19,7 @@ op at run time, so a compiled graph neither bakes a cached value in nor
 guards on it. Its FP8 tensors are shared with the cache; Inductor may reuse
 a dead buffer for a later one of the same dtype and size, which only an
 Inductor-generated FP8 buffer could be, so a graph with FP8 values of its own
-(:func:`graph_has_fp8_values`) runs without the cache.
+(:func:`module_has_fp8_values`) runs without the cache under Inductor.
 """
 
 from __future__ import annotations
@@ -103,10 +103,12 @@ def fp8_linear_fn(recipe: Fp8Recipe, cache_weights: bool = False) -> LinearFn:
     return GRAPH_FNS[(recipe, cache_weights)]
 
 
-def graph_has_fp8_values(graph: fx.Graph) -> bool:
-    """Whether a node of ``graph`` has an FP8 tensor value (then the weight cache is not used)."""
+def module_has_fp8_values(gm: fx.GraphModule) -> bool:
+    """Whether a node of ``gm``'s graph or of a subgraph's has an FP8 tensor value (before the
+    rewrite: FP8 of the model's own; then the weight cache is not used under Inductor)."""
     fp8 = (torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)
-    return any((t := node_tensor(n)) is not None and t.dtype in fp8 for n in graph.nodes)
+    return any((t := node_tensor(n)) is not None and t.dtype in fp8
+               for m in gm.modules() if isinstance(m, fx.GraphModule) for n in m.graph.nodes)
 
 
 _ROOT = re.compile(r"^L\[['\"][^'\"]*['\"]\]\.?")
