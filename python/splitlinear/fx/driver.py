@@ -100,8 +100,11 @@ def rewrite_graph(
         raise TypeError(f"splitlinear.rewrite_graph: gm must be a torch.fx.GraphModule, got {type(gm).__name__}")
     options = SplitLinearOptions.from_dict(options)
     _ensure_metadata(gm, example_inputs)
-    if options.fp8 is not None and options.fallback == "inductor" and module_has_fp8_values(gm):
-        # Inductor compiles the subgraphs into one graph with this one: check them all.
+    if options.fp8 is not None and options.fp8_weight_cache and (
+            options.cudagraphs or (options.fallback == "inductor" and module_has_fp8_values(gm))):
+        # CUDA graphs: a replay casts anyway, and an entry kept from a cudagraph-tree warm-up
+        # run would be a live block in the graphs' pool that the tree does not track. Own FP8
+        # values: see fx/fp8.py (Inductor compiles the subgraphs into this graph: all checked).
         options = dataclasses.replace(options, fp8_weight_cache=False)
     holder: list[LinearFn] = [] if linear_fn is None else [linear_fn]
     return _rewrite_module(gm, options, holder, graph_id, torch.is_grad_enabled(), ambient_autocast())
