@@ -93,7 +93,8 @@ at::Tensor fp8LinearAutocast(const at::Tensor &input, at::TensorList weight,
   at::ScalarType dtype = at::autocast::get_autocast_dtype(DeviceType);
   at::Tensor x = at::autocast::cached_cast(dtype, input, DeviceType);
   if (!bias)
-    return ops().fp8Linear.call(x, weight, std::nullopt, recipe, cacheWeights);
+    return ops().fp8Linear.call(x, weight, std::nullopt, recipe,
+                                cacheWeights);
   std::vector<at::Tensor> b = at::autocast::cached_cast(dtype, *bias, DeviceType);
   return ops().fp8Linear.call(x, weight, at::TensorList(b), recipe,
                               cacheWeights);

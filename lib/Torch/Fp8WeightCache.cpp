@@ -1,4 +1,5 @@
-//===- Fp8WeightCache.cpp - FP8 weight parts cached across calls -*- C++ -*-===//
+//===- Fp8WeightCache.cpp - FP8 weight parts kept across calls -*- C++ -*-===//
+//-*-===//
 //
 // One process-wide table of entries, each the key of the parts one
 // fp8_cast_parts call cast and that call's result. Lookups compare every
@@ -49,7 +50,8 @@ struct PartKey {
     // so an equal pointer of a live storage is the same storage.
     return alive() && storage._unsafe_get_target() == impl &&
            t.data_ptr() == dataPtr && impl->nbytes() == storageBytes &&
-           t.storage_offset() == offset && t.sizes() == at::IntArrayRef(sizes) &&
+           t.storage_offset() == offset &&
+           t.sizes() == at::IntArrayRef(sizes) &&
            t.strides() == at::IntArrayRef(strides) &&
            t.scalar_type() == dtype && t.device() == device &&
            t._version() == version;
@@ -108,7 +110,8 @@ Cache &cache() {
 bool capturing(const at::Tensor &t) {
 #ifdef SPLITLINEAR_TORCH_CUDA
   if (t.is_cuda()) {
-    // cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus *)
+    // cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus
+    // *)
     using IsCapturing = int (*)(cudaStream_t, int *);
     static const auto isCapturing = reinterpret_cast<IsCapturing>(
         dlsym(RTLD_DEFAULT, "cudaStreamIsCapturing"));
@@ -129,9 +132,10 @@ Fp8PartsResult freshScales(const Fp8PartsResult &r) {
 
 } // namespace
 
-Fp8PartsResult splitlinear::cachedFp8CastParts(
-    at::TensorList parts, at::ScalarType dtype, bool writeTransposed,
-    const std::function<Fp8PartsResult()> &cast) {
+Fp8PartsResult
+splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
+                                bool writeTransposed,
+                                const std::function<Fp8PartsResult()> &cast) {
   Cache &c = cache();
   std::vector<PartKey> keys;
   bool keyable = !parts.empty() && !capturing(parts[0]);
@@ -176,8 +180,7 @@ Fp8PartsResult splitlinear::cachedFp8CastParts(
   };
   c.entries.erase(std::remove_if(c.entries.begin(), c.entries.end(), stale),
                   c.entries.end());
-  c.entries.push_back(
-      Entry{std::move(keys), dtype, result, writeTransposed});
+  c.entries.push_back(Entry{std::move(keys), dtype, result, writeTransposed});
   return freshScales(result);
 }
 
@@ -197,9 +200,9 @@ c10::Dict<std::string, int64_t> splitlinear::fp8WeightCacheInfo() {
   std::lock_guard<std::mutex> lock(c.mutex);
   int64_t bytes = 0;
   for (const Entry &e : c.entries)
-    bytes += std::get<0>(e.result).nbytes() +
-             (std::get<1>(e.result).defined() ? std::get<1>(e.result).nbytes()
-                                              : 0);
+    bytes +=
+        std::get<0>(e.result).nbytes() +
+        (std::get<1>(e.result).defined() ? std::get<1>(e.result).nbytes() : 0);
   c10::Dict<std::string, int64_t> out;
   out.insert("entries", static_cast<int64_t>(c.entries.size()));
   out.insert("bytes", bytes);

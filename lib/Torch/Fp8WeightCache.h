@@ -26,7 +26,8 @@
 
 namespace splitlinear {
 
-using Fp8PartsResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
+using Fp8PartsResult =
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 /// `cast(parts)`'s result, from the cache when an entry for these parts (and
 /// `dtype`, and a transposed copy when `writeTransposed`) is still valid,
