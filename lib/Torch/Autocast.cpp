@@ -87,15 +87,17 @@ at::Tensor linearAutocast(const at::Tensor &input, at::TensorList weight,
 template <c10::DeviceType DeviceType>
 at::Tensor fp8LinearAutocast(const at::Tensor &input, at::TensorList weight,
                              std::optional<at::TensorList> bias,
-                             c10::string_view recipe) {
+                             c10::string_view recipe, bool cacheWeights) {
   c10::impl::ExcludeDispatchKeyGuard noAutocast(
       at::autocast::get_autocast_dispatch_key_from_device_type(DeviceType));
   at::ScalarType dtype = at::autocast::get_autocast_dtype(DeviceType);
   at::Tensor x = at::autocast::cached_cast(dtype, input, DeviceType);
   if (!bias)
-    return ops().fp8Linear.call(x, weight, std::nullopt, recipe);
+    return ops().fp8Linear.call(x, weight, std::nullopt, recipe,
+                                cacheWeights);
   std::vector<at::Tensor> b = at::autocast::cached_cast(dtype, *bias, DeviceType);
-  return ops().fp8Linear.call(x, weight, at::TensorList(b), recipe);
+  return ops().fp8Linear.call(x, weight, at::TensorList(b), recipe,
+                              cacheWeights);
 }
 
 } // namespace

@@ -62,7 +62,7 @@ public:
   static at::Tensor forward(torch::autograd::AutogradContext *ctx,
                             const at::Tensor &input, at::TensorList parts,
                             int64_t numWeights, bool hasBias,
-                            const std::string &recipeName) {
+                            const std::string &recipeName, bool cacheWeights) {
     std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
     std::optional<at::TensorList> bias;
     if (hasBias)
@@ -82,7 +82,8 @@ public:
                            rowwise ? "rows" : "tensor", std::nullopt,
                            /*write_out=*/true, xTransposed);
     auto [w8, w8t, partScaleInv, rowScaleInv] =
-        h.fp8CastParts.call(weight, at::kFloat8_e4m3fn, needInput);
+        h.fp8CastParts.call(weight, at::kFloat8_e4m3fn, needInput,
+                            cacheWeights);
     std::vector<at::Tensor> oneBias;
     if (hasBias)
       oneBias.push_back(at::cat(*bias));
@@ -137,8 +138,8 @@ public:
     at::ScalarType weightDtype = ctx->saved_data["weight_dtype"].toScalarType();
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
     const OpHandles &h = ops();
-    // One slot per flattened tensor input, then the three non-tensor inputs.
-    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 3);
+    // One slot per flattened tensor input, then the four non-tensor inputs.
+    torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 4);
     size_t next = 0;
     if (needs.input) {
       const at::Tensor &w8t = saved[next++];
@@ -172,23 +173,27 @@ public:
         if (needs.weights[p])
           grads[1 + p] = dw.narrow(0, call.offsets[p], call.rows[p]);
     }
-    std::vector<at::Tensor> db = biasGradients(grad, call);
-    for (int64_t p = 0; p < n; ++p)
-      grads[1 + n + p] = db[p];
+    // Without biases there are no bias slots: writing them would run past
+    // `grads` once there are more parts than non-tensor inputs.
+    if (hasBias) {
+      std::vector<at::Tensor> db = biasGradients(grad, call);
+      for (int64_t p = 0; p < n; ++p)
+        grads[1 + n + p] = db[p];
+    }
     return grads;
   }
 };
 
 at::Tensor fp8LinearAutograd(const at::Tensor &input, at::TensorList weight,
                              std::optional<at::TensorList> bias,
-                             c10::string_view recipe) {
+                             c10::string_view recipe, bool cacheWeights) {
   std::vector<at::Tensor> parts(weight.begin(), weight.end());
   bool hasBias = bias.has_value();
   if (hasBias)
     parts.insert(parts.end(), bias->begin(), bias->end());
   return Fp8LinearFunction::apply(input, at::TensorList(parts),
                                   static_cast<int64_t>(weight.size()), hasBias,
-                                  std::string(recipe));
+                                  std::string(recipe), cacheWeights);
 }
 
 } // namespace

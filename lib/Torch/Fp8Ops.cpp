@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fp8Ops.h"
+#include "Fp8WeightCache.h"
 #include "Counters.h"
 #include "KernelCall.h"
 #include "KernelPlan.h"
@@ -220,8 +221,12 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
-                          bool writeTransposed) {
+                          bool writeTransposed, bool cache) {
   constexpr const char *op = "splitlinear.fp8_cast_parts";
+  if (cache)
+    return cachedFp8CastParts(parts, dtype, writeTransposed, [&] {
+      return fp8CastParts(parts, dtype, writeTransposed, /*cache=*/false);
+    });
   TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
   checkFp8Target(dtype, op);
   const at::Tensor &first = parts[0];
@@ -370,7 +375,8 @@ void splitlinear::checkFp8LinearArgs(const at::Tensor &input,
 at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
                                   at::TensorList weight,
                                   std::optional<at::TensorList> bias,
-                                  c10::string_view recipe) {
+                                  c10::string_view recipe,
+                                  bool cacheWeights) {
   constexpr const char *op = "splitlinear.fp8_linear";
   Fp8Recipe r = parseFp8Recipe(recipe, op);
   checkFp8LinearArgs(input, weight, bias, op);
@@ -379,7 +385,8 @@ at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
                   r == Fp8Recipe::Tensorwise ? "tensor" : "rows",
                   std::nullopt, /*writeOut=*/true, /*writeTransposed=*/false);
   auto [w8, unusedWT, partScaleInv, rowScaleInv] =
-      fp8CastParts(weight, at::kFloat8_e4m3fn, /*writeTransposed=*/false);
+      fp8CastParts(weight, at::kFloat8_e4m3fn, /*writeTransposed=*/false,
+                   cacheWeights);
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
   x8 = x8.view(shape);
   std::optional<std::vector<at::Tensor>> oneBias;

@@ -70,9 +70,12 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 /// FP8 buffer [N, K], each part with its own tensorwise scale, and with
 /// `writeTransposed` also its transpose [K, N]. Returns (w8, w8_t or [0, 0],
 /// scale_inv [P], row_scale_inv [N]: each row's part's scale_inv). Two
-/// launches on CUDA (the amax of every part, the cast), no host sync.
+/// launches on CUDA (the amax of every part, the cast), no host sync. With
+/// `cache`, a result kept from an earlier call on the same, unchanged parts
+/// is returned instead (Fp8WeightCache.h).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
-fp8CastParts(at::TensorList parts, at::ScalarType dtype, bool writeTransposed);
+fp8CastParts(at::TensorList parts, at::ScalarType dtype, bool writeTransposed,
+             bool cache);
 
 /// y [..., N] = sx · ŝ · (input · concat(weight)ᵀ) (+ concat(bias)) in
 /// `outDtype` (float32, float16, bfloat16): `input` [..., K] FP8,
@@ -100,10 +103,11 @@ void checkFp8LinearArgs(const at::Tensor &input, at::TensorList weight,
 /// `recipe`: the input quantized to e4m3 (per tensor or per row), every
 /// weight part quantized to e4m3 with its own scale into one buffer, one
 /// scaled GEMM. The output has the input's dtype. Without autograd (the
-/// Autograd kernel, Fp8Autograd.cpp, adds the backward).
+/// Autograd kernel, Fp8Autograd.cpp, adds the backward). `cacheWeights`:
+/// the weight cast goes through the FP8 weight cache (Fp8WeightCache.h).
 at::Tensor fp8Linear(const at::Tensor &input, at::TensorList weight,
                      std::optional<at::TensorList> bias,
-                     c10::string_view recipe);
+                     c10::string_view recipe, bool cacheWeights);
 
 } // namespace splitlinear
 

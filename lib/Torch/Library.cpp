@@ -8,6 +8,7 @@
 
 #include "Counters.h"
 #include "Fp8Ops.h"
+#include "Fp8WeightCache.h"
 #include "LinearOps.h"
 #include "Settings.h"
 
@@ -32,12 +33,16 @@ TORCH_LIBRARY(splitlinear, m) {
         "Tensor? col_scale=None, bool write_out=True, "
         "bool write_transposed=False) -> (Tensor, Tensor, Tensor)");
   m.def("fp8_cast_parts(Tensor[] parts, ScalarType dtype, "
-        "bool write_transposed=False) -> (Tensor, Tensor, Tensor, Tensor)");
+        "bool write_transposed=False, bool cache=False) -> "
+        "(Tensor, Tensor, Tensor, Tensor)");
   m.def("scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight, "
         "Tensor weight_scale_inv, Tensor[]? bias=None, "
         "ScalarType out_dtype=bfloat16, bool fast_accum=False) -> Tensor");
   m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
-        "str recipe=\"tensorwise\") -> Tensor");
+        "str recipe=\"tensorwise\", bool cache_weights=False) -> Tensor");
+  m.def("fp8_weight_cache_clear(bool reset_counts=True) -> ()",
+        &clearFp8WeightCache);
+  m.def("fp8_weight_cache_info() -> Dict(str, int)", &fp8WeightCacheInfo);
 }
 
 namespace {

@@ -29,14 +29,14 @@ using Fp8QuantizeSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
     const std::optional<at::Tensor> &, bool, bool);
 using Fp8CastPartsSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
-        at::TensorList, at::ScalarType, bool);
+        at::TensorList, at::ScalarType, bool, bool);
 using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                    at::TensorList, const at::Tensor &,
                                    std::optional<at::TensorList>,
                                    at::ScalarType, bool);
 using Fp8LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
                                 std::optional<at::TensorList>,
-                                c10::string_view);
+                                c10::string_view, bool);
 
 /// The handles of `splitlinear::linear`, `linear_dgrad`, `linear_wgrad`,
 /// `cast_concat` and the FP8 ops (Fp8Ops.h).

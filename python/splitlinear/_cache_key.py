@@ -11,7 +11,8 @@ function (it bypasses graphs calling an unlisted Python function, such as
 ``splitlinear.ops.linear``), and both caches hash the Inductor config
 (``FxGraphHashDetails`` in ``torch/_inductor/codecache.py``;
 ``AOTAutogradCacheDetails`` extends it). The backend maps ``ops.linear`` to
-:func:`~splitlinear._library.build_id` there.
+:func:`~splitlinear._library.build_id` there, and the FP8 graph functions
+(:mod:`splitlinear.fx.fp8`, option ``fp8``) to the build id and their recipe.
 """
 
 from __future__ import annotations
@@ -37,7 +38,13 @@ def keyed_on_build(patches: Mapping[str, Any]) -> dict[str, Any]:
     from torch._inductor import config
 
     from . import ops
+    from .fx import fp8
 
     marked = dict(patches.get(_CONFIG_KEY, getattr(config, _CONFIG_KEY)))
-    marked[f"{ops.linear.__module__}.{ops.linear.__name__}"] = _library.build_id()
+    build = _library.build_id()
+    marked[f"{ops.linear.__module__}.{ops.linear.__name__}"] = build
+    for (recipe, cached), fn in fp8.GRAPH_FNS.items():
+        # The FP8 functions' keys also name their recipe: an fp8 and a bf16 compile of one
+        # model never share an entry (their graphs differ too; this does not rely on it).
+        marked[f"{fn.__module__}.{fn.__name__}"] = f"{build}+fp8={recipe}+cache={int(cached)}"
     return {**patches, _CONFIG_KEY: marked}

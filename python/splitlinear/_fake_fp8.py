@@ -105,7 +105,7 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
 
 @torch.library.register_fake("splitlinear::fp8_cast_parts")
 def _fp8_cast_parts_fake(parts: Sequence[Tensor], dtype: torch.dtype,
-                         write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                         write_transposed: bool = False, cache: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_cast_parts"
     torch._check(len(parts) > 0, lambda: f"{who}: parts must hold at least one tensor")
     _check_fp8_target(dtype, who)
@@ -187,7 +187,7 @@ def _scaled_linear_fake(input: Tensor, input_scale_inv: Tensor, weight: Sequence
 
 @torch.library.register_fake("splitlinear::fp8_linear")
 def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None,
-                     recipe: str = "tensorwise") -> Tensor:
+                     recipe: str = "tensorwise", cache_weights: bool = False) -> Tensor:
     # The order of the C++ kernel (fp8Linear): the recipe, then checkFp8LinearArgs.
     who = "splitlinear.fp8_linear"
     _check_recipe(recipe, who)

@@ -7,6 +7,7 @@ Registered through the ``torch_dynamo_backends`` entry point, so after
     compiled = torch.compile(model, backend="splitlinear",
                              options={"fallback": "eager", "strict": True})
     compiled = torch.compile(model, backend="splitlinear", mode="reduce-overhead")
+    compiled = torch.compile(model, backend="splitlinear", options={"fp8": "rowwise"})
 
 Pipeline for each Dynamo graph: validate options, dump the graph
 (``graph_<n>_before.txt``), find and rewrite split-linear regions

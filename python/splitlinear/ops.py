@@ -176,7 +176,7 @@ _FP8_LINEAR = torch.ops.splitlinear.fp8_linear.default
 
 
 def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None, *,
-               recipe: Fp8Recipe = "tensorwise") -> Tensor:
+               recipe: Fp8Recipe = "tensorwise", cache_weights: bool = False) -> Tensor:
     """``F.linear(input, cat(weight), cat(bias))`` computed in FP8, with autograd: the training op.
 
     Forward: ``input`` is quantized to ``float8_e4m3fn`` (one scale, or one per
@@ -208,6 +208,10 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
         bias: None, or one ``[N_i]`` tensor per part, of ``input``'s dtype.
         recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``
             (torchao's names and meanings).
+        cache_weights: cast the weight parts through the FP8 weight cache
+            (:func:`fp8_cast_parts` with ``cache=True``): quantized once while
+            they do not change (gradient-accumulation micro-batches, no_grad
+            forwards), at the cost of keeping their FP8 copies.
 
     Returns:
         A new ``[..., ΣN_i]`` tensor of ``input``'s dtype. Under
@@ -220,7 +224,7 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
             mismatched shapes or devices, a bias of another dtype than the
             input, or FP8 on a GPU below sm89.
     """
-    return _FP8_LINEAR(input, list(weight), None if bias is None else list(bias), recipe)
+    return _FP8_LINEAR(input, list(weight), None if bias is None else list(bias), recipe, cache_weights)
 
 
 def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tensor], weight_scale_inv: Tensor,
@@ -293,7 +297,8 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
     return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed))
 
 
-def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False) -> Fp8Parts:
+def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False,
+                   cache: bool = False) -> Fp8Parts:
     """Quantizes weight parts ``[N_i, K]`` into one FP8 buffer ``[ΣN_i, K]``, each with its own scale.
 
     Part ``i`` gets ``scale_i = fp8_max / max |parts[i]|`` (the conventions of
@@ -307,6 +312,16 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
             bfloat16) and device, with the same K.
         dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
         write_transposed: also write ``[K, ΣN_i]`` (dgrad's operand).
+        cache: reuse the result of an earlier ``cache=True`` call on the same
+            parts while none of them changed (the same storage, place, shape,
+            dtype and version counter; see :func:`fp8_weight_cache_info`), and
+            keep this one. The FP8 tensors returned are then shared with the
+            cache: do not write to them. Writes that bump no version counter
+            (through ``.data`` or the untyped storage) are not seen: call
+            :func:`fp8_weight_cache_clear` after them. Every ``torch.optim``
+            optimizer step clears the cache (fused optimizers bump no
+            version counter). CUDA graph capture and inference tensors
+            bypass the cache.
 
     Returns:
         :class:`Fp8Parts` ``(data, data_t, scale_inv, row_scale_inv)``.
@@ -318,7 +333,32 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
     parts = list(parts)
     if not parts:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
-    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed))
+    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache))
+
+
+def fp8_weight_cache_info() -> dict[str, int]:
+    """The FP8 weight cache (``fp8_cast_parts(cache=True)``, ``fp8_linear(cache_weights=True)``,
+    backend option ``fp8``): ``entries``, ``bytes`` of FP8 data held, and since the last clear
+    ``hits``, ``misses`` and ``bypasses`` (calls that could not use it)."""
+    return dict(torch.ops.splitlinear.fp8_weight_cache_info())
+
+
+def fp8_weight_cache_clear(reset_counts: bool = True) -> None:
+    """Drops every entry of the FP8 weight cache (the FP8 copies are freed once nothing else holds
+    them) and, with ``reset_counts``, zeroes the counts of :func:`fp8_weight_cache_info`."""
+    torch.ops.splitlinear.fp8_weight_cache_clear(reset_counts)
+
+
+def _invalidate_after_step(optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
+    # PyTorch's fused optimizers (``fused=True``; Hugging Face's default ``adamw_torch_fused``)
+    # update parameters without bumping their version counters, which the cache keys on: every
+    # torch.optim step drops the cache, so the next forward quantizes the new weights.
+    torch.ops.splitlinear.fp8_weight_cache_clear(False)
+
+
+from torch.optim.optimizer import register_optimizer_step_post_hook  # noqa: E402
+
+register_optimizer_step_post_hook(_invalidate_after_step)
 
 
 # The autograd formula lives in the op library (C++, ``LinearBackward`` in

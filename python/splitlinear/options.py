@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, Union, get_args
 
 import torch
 
+from ._dtypes import FP8_RECIPES, Fp8Recipe
+
 Fallback = Literal["inductor", "eager"]
+
+#: What option ``fp8_filter`` takes: a predicate on a linear's fully qualified
+#: module name (True: run it in FP8), or FQN patterns (``fnmatch``) to skip.
+Fp8Filter = Union[Callable[[str], bool], Sequence[str]]
+
+#: The FQN patterns ``fp8_filter=None`` skips: the output projection.
+DEFAULT_FP8_SKIP: tuple[str, ...] = ("lm_head", "*.lm_head")
 
 #: Environment variable naming a directory for FX graph dumps (see ``dump_dir``).
 DUMP_DIR_ENV = "SPLITLINEAR_DUMP_DIR"
@@ -55,6 +64,25 @@ class SplitLinearOptions:
             backend="inductor", options=...)`` takes them (e.g.
             ``{"triton.cudagraphs": True}``), applied after ``mode``; only with
             ``fallback="inductor"``.
+        fp8: run every eligible linear of the graph in FP8 through
+            ``splitlinear.ops.fp8_linear`` with this recipe: ``"tensorwise"``,
+            ``"rowwise"`` or ``"rowwise_with_gw_hp"`` (torchao's names and
+            meanings). Sibling linears share one activation cast and one GEMM;
+            a lone linear is one part. ``None`` (the default): no FP8.
+        fp8_filter: which linears run in FP8 (only with ``fp8``). ``None``:
+            all but those whose module FQN matches :data:`DEFAULT_FP8_SKIP`
+            (``lm_head``); a sequence of ``fnmatch`` patterns: the FQNs to skip
+            (replacing the default); a callable ``fn(fqn) -> bool``: True to run
+            the linear in FP8 (torchao's ``module_filter_fn``, given the FQN
+            only). Either way a linear whose K or output rows are not multiples
+            of 16 (what the FP8 GEMM needs) stays in its own precision.
+        fp8_weight_cache: with ``fp8``, quantize each weight group once while
+            its parts do not change (``fp8_linear(cache_weights=True)``: across
+            gradient-accumulation micro-batches and no_grad forwards, until the
+            optimizer step or any other in-place change bumps a part's version
+            counter, or its storage changes), keeping an FP8 copy of those
+            weights (half their bfloat16 bytes, the transposed copy as much
+            again in training).
     """
 
     fallback: Fallback = "inductor"
@@ -64,6 +92,9 @@ class SplitLinearOptions:
     min_parts: int = 2
     mode: str | None = None
     inductor_options: Mapping[str, Any] | None = None
+    fp8: Fp8Recipe | None = None
+    fp8_filter: Fp8Filter | None = None
+    fp8_weight_cache: bool = True
 
     def __post_init__(self) -> None:
         if self.fallback not in get_args(Fallback):
@@ -71,7 +102,7 @@ class SplitLinearOptions:
                 f"splitlinear: option 'fallback' must be one of {list(get_args(Fallback))}, "
                 f"got {self.fallback!r}"
             )
-        for name in ("strict", "horizontal_fusion"):
+        for name in ("strict", "horizontal_fusion", "fp8_weight_cache"):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(
@@ -108,6 +139,26 @@ class SplitLinearOptions:
                 self.inductor_config()
             except RuntimeError as exc:
                 raise ValueError(f"splitlinear: option 'inductor_options': {exc}") from exc
+
+        self._check_fp8()
+
+    def _check_fp8(self) -> None:
+        if self.fp8 is not None and self.fp8 not in FP8_RECIPES:
+            raise ValueError(
+                f"splitlinear: option 'fp8' must be one of {list(FP8_RECIPES)} or None, got {self.fp8!r}"
+            )
+        flt = self.fp8_filter
+        if flt is None:
+            return
+        if self.fp8 is None:
+            raise ValueError("splitlinear: option 'fp8_filter' needs option 'fp8' (a recipe name)")
+        if callable(flt):
+            return
+        if isinstance(flt, str) or not isinstance(flt, Sequence) or not all(isinstance(p, str) for p in flt):
+            raise ValueError(
+                "splitlinear: option 'fp8_filter' must be a callable fn(fqn) -> bool or a list of "
+                f"fnmatch patterns of module FQNs to skip, got {type(flt).__name__} {flt!r}"
+            )
 
     def with_mode(self, mode: str | None) -> SplitLinearOptions:
         """These options with ``torch.compile``'s ``mode`` keyword applied.

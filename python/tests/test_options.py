@@ -93,9 +93,13 @@ def _without_build_key(patches: dict[str, object]) -> dict[str, object]:
     which must be there: the graphs these tests compile call the op."""
     import splitlinear._library
 
+    from splitlinear.fx import fp8
+
     rest = dict(patches)
-    assert rest.pop("unsafe_marked_cacheable_functions") == {
-        "splitlinear.ops.linear": splitlinear._library.build_id()}
+    marked = rest.pop("unsafe_marked_cacheable_functions")
+    assert marked.pop("splitlinear.ops.linear") == splitlinear._library.build_id()
+    # The FP8 graph functions (option fp8), keyed on the build and their recipe.
+    assert sorted(marked) == sorted(f"{fn.__module__}.{fn.__name__}" for fn in fp8.GRAPH_FNS.values())
     return rest
 
 

@@ -34,6 +34,8 @@ rewriting):
 * :mod:`.state`: grad mode, autocast state and barriers (:class:`GraphState`);
 * :mod:`.plan`: validation and planning (:func:`analyze_site`, :func:`plan_regions`);
 * :mod:`.rewrite`: graph rewriting (:func:`rewrite_region`);
+* :mod:`.fp8`: backend option ``fp8``: which regions run through ``fp8_linear``
+  (:func:`~.fp8.assign_fp8`) and the graph functions they call;
 * :mod:`.driver`: plan and rewrite one graph and its inline subgraphs
   (:func:`~.driver.rewrite_graph`, which the backend calls).
 """

@@ -9,6 +9,7 @@ backend (:mod:`splitlinear.backend`) calls it once per Dynamo graph.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ import torch.fx as fx
 from .._logging import logger
 from ..options import SplitLinearOptions
 from .dtensor import is_dtensor_region, rewrite_dtensor_region
+from .fp8 import assign_fp8, fp8_linear_fn, module_has_fp8_values
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
@@ -99,6 +101,12 @@ def rewrite_graph(
         raise TypeError(f"splitlinear.rewrite_graph: gm must be a torch.fx.GraphModule, got {type(gm).__name__}")
     options = SplitLinearOptions.from_dict(options)
     _ensure_metadata(gm, example_inputs)
+    if options.fp8 is not None and options.fp8_weight_cache and (
+            options.cudagraphs or (options.fallback == "inductor" and module_has_fp8_values(gm))):
+        # CUDA graphs: a replay casts anyway, and an entry kept from a cudagraph-tree warm-up
+        # run would be a live block in the graphs' pool that the tree does not track. Own FP8
+        # values: see fx/fp8.py (Inductor compiles the subgraphs into this graph: all checked).
+        options = dataclasses.replace(options, fp8_weight_cache=False)
     holder: list[LinearFn] = [] if linear_fn is None else [linear_fn]
     return _rewrite_module(gm, options, holder, graph_id, torch.is_grad_enabled(), ambient_autocast())
 
@@ -127,13 +135,30 @@ def _inline_subgraphs(gm: fx.GraphModule, state: GraphState) -> list[tuple[fx.Gr
     return found
 
 
+def _assign_fp8(graph: fx.Graph, plan: Plan, options: SplitLinearOptions, graph_id: int) -> set[int]:
+    """Option ``fp8``: replace ``plan.regions`` by its FP8 and plain regions (:func:`~.fp8.assign_fp8`),
+    in graph order; return the ids of the FP8 ones."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    assigned = assign_fp8(plan.regions, options, order)
+    for reason in assigned.skipped:
+        logger.debug("splitlinear: graph %d: %s", graph_id, reason)
+    plan.skipped.extend(assigned.skipped)
+    plan.regions = sorted(assigned.fp8 + assigned.plain, key=lambda r: min(order[s.out] for s in r.sites))
+    return {id(r) for r in assigned.fp8}
+
+
 def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: list[LinearFn],
                     graph_id: int, grad_mode: bool, autocast: AutocastState) -> Plan:
     """:func:`rewrite_graph` on ``gm`` entered with ``grad_mode`` and ``autocast``, then on
     its inline subgraphs. ``linear_fn`` holds the op once loaded (shared by the recursion)."""
     subgraphs = _inline_subgraphs(gm, GraphState(gm.graph, grad_mode, autocast))
-    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion, min_parts=options.min_parts,
-                        entry_grad_mode=grad_mode, entry_autocast=autocast)
+    fp8 = options.fp8 is not None
+    plan = plan_regions(gm.graph, horizontal_fusion=options.horizontal_fusion,
+                        min_parts=1 if fp8 else options.min_parts,
+                        entry_grad_mode=grad_mode, entry_autocast=autocast, lone_sites=fp8)
+    fp8_regions = _assign_fp8(gm.graph, plan, options, graph_id) if fp8 else set()
+    if fp8_regions:
+        fp8_fn = fp8_linear_fn(options.fp8, options.fp8_weight_cache)
     for rejection in plan.rejections:
         logger.debug("splitlinear: graph %d: rejected %s", graph_id, rejection.message())
     for reason in plan.skipped:
@@ -155,9 +180,19 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
     done = []
     replaced: dict[fx.Node, fx.Node] = {}
     for region in plan.regions:
+        dtensor = is_dtensor_region(region)
+        if dtensor and id(region) in fp8_regions:
+            # The DTensor rewrite calls the bf16 op on local shards; FP8 scales would need a
+            # cross-rank amax there, which is not built.
+            raise ValueError(f"splitlinear: the backend option fp8={options.fp8!r} is not supported with "
+                             f"DTensor (tensor-parallel) parameters (graph {graph_id}, "
+                             f"{region.sites[0].out.name}); leave fp8 unset or exclude these linears "
+                             f"with fp8_filter")
         try:
-            rewrite = rewrite_dtensor_region if is_dtensor_region(region) else rewrite_region
-            rewrite(gm, region, linear_fn[0], replaced)
+            if dtensor:
+                rewrite_dtensor_region(gm, region, linear_fn[0], replaced)
+            else:
+                rewrite_region(gm, region, fp8_fn if id(region) in fp8_regions else linear_fn[0], replaced)
         except RuntimeError as exc:
             rejection = Rejection(region.sites[0].out, str(exc))
             if options.strict:

@@ -234,17 +234,19 @@ def _check_candidate(site: LinearSite, state: GraphState) -> str | None:
 
 
 def _valid_candidates(sites: list[LinearSite], by_input: dict[fx.Node, list[LinearSite]], state: GraphState,
-                      horizontal_fusion: bool) -> tuple[list[LinearSite], list[Rejection]]:
-    """The candidates (a ``torch.cat`` operand, or siblings) that pass the checks, and the rejected ones."""
+                      horizontal_fusion: bool, lone_sites: bool = False) -> tuple[list[LinearSite], list[Rejection]]:
+    """The candidates (a ``torch.cat`` operand, or siblings; with ``lone_sites`` every linear) that pass
+    the checks, and the rejected ones (a lone linear that fails is not a rejection: nothing asked for it)."""
     valid: list[LinearSite] = []
     rejections: list[Rejection] = []
     for site in sites:
         has_cat = is_cat(site.weight) or is_cat(site.bias)
         has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
-        if not (has_cat or has_siblings):
+        if not (has_cat or has_siblings or lone_sites):
             continue  # a plain linear: not a candidate
         if (reason := _check_candidate(site, state)) is not None:
-            rejections.append(Rejection(site.out, reason))
+            if has_cat or has_siblings:
+                rejections.append(Rejection(site.out, reason))
         else:
             valid.append(site)
     return valid, rejections
@@ -290,15 +292,15 @@ def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
     return regions, leftover_reason
 
 
-def _unfused_sites(valid: list[LinearSite], fused: set[fx.Node],
-                   leftover_reason: dict[fx.Node, str]) -> tuple[list[Region], list[Rejection]]:
-    """Valid sites no horizontal region took: a vertical region each if from a cat, else a rejection."""
+def _unfused_sites(valid: list[LinearSite], fused: set[fx.Node], leftover_reason: dict[fx.Node, str],
+                   lone_sites: bool = False) -> tuple[list[Region], list[Rejection]]:
+    """Valid sites no horizontal region took: a region each if from a cat (or ``lone_sites``), else a rejection."""
     regions: list[Region] = []
     rejections: list[Rejection] = []
     for site in valid:
         if site.out in fused:
             continue
-        if site.from_cat:
+        if site.from_cat or lone_sites:
             regions.append(Region([site]))
         else:
             rejections.append(Rejection(site.out, leftover_reason.get(site.out, "no sibling left to fuse with")))
@@ -316,7 +318,8 @@ def _apply_min_parts(regions: list[Region], min_parts: int,
 
 
 def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: int = 2,
-                 entry_grad_mode: bool | None = None, entry_autocast: AutocastState | None = None) -> Plan:
+                 entry_grad_mode: bool | None = None, entry_autocast: AutocastState | None = None,
+                 lone_sites: bool = False) -> Plan:
     """Decide which sites become op calls.
 
     Vertical candidates are sites whose weight or bias is a ``torch.cat``;
@@ -335,6 +338,8 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
         entry_grad_mode: grad mode on entry to ``graph`` (default: the
             calling thread's, which is Dynamo's for a top-level graph).
         entry_autocast: autocast state on entry (default: the calling thread's).
+        lone_sites: also plan every other valid linear as a one-site region
+            (backend option ``fp8``: a lone linear runs in FP8 as one part).
 
     Returns:
         The regions in graph order, the rejections and the policy skips; the
@@ -348,12 +353,12 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     for site in sites:
         by_input.setdefault(site.input, []).append(site)
 
-    valid, rejections = _valid_candidates(sites, by_input, state, horizontal_fusion)
+    valid, rejections = _valid_candidates(sites, by_input, state, horizontal_fusion, lone_sites)
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
     if horizontal_fusion:
         regions, leftover_reason = _horizontal_regions(valid, list(by_input), state)
     fused = {s.out for r in regions for s in r.sites}
-    vertical, unfused = _unfused_sites(valid, fused, leftover_reason)
+    vertical, unfused = _unfused_sites(valid, fused, leftover_reason, lone_sites)
     kept, skipped = _apply_min_parts(regions + vertical, min_parts, state.order)
     return Plan(kept, rejections + unfused, skipped)

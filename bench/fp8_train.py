@@ -1,0 +1,168 @@
+"""FP8 training step, timed: Inductor bf16 vs splitlinear bf16 / FP8 vs torchao float8.
+
+A transformers Llama with Llama-3-8B layer dimensions (hidden 4096, intermediate 14336, 32
+heads, 8 KV heads, vocab 128256), ``--layers`` layers (2), random weights, bfloat16 Parameters,
+``--batch`` x ``--seq`` tokens (4 x 2048), AdamW. One training step = forward, backward,
+optimizer step. Variants, run in this process one after another on the same initial weights
+and data:
+
+* ``inductor_bf16``: ``torch.compile(model)``;
+* ``splitlinear_bf16``: ``backend="splitlinear"``;
+* ``splitlinear_fp8_tensorwise`` / ``_rowwise``: ``options={"fp8": ...}``;
+* ``torchao_fp8_tensorwise`` / ``_rowwise``: ``torchao.float8.convert_to_float8_training``
+  (recipe by name, ``lm_head`` skipped as splitlinear's default filter does), then
+  ``torch.compile`` with Inductor; skipped when torchao is not importable.
+
+For each: the median step time over the timed steps, tokens/s, the first (compiling) step's
+seconds, the peak CUDA memory, the losses and their largest relative gap to Inductor bf16's.
+Prints a table; ``--out`` writes JSON. ``--quick`` is a CPU smoke run (a tiny config, 3 steps,
+fallback eager) that checks every variant runs.
+
+    python bench/fp8_train.py --out bench/results/<date>-h200/fp8_train.json
+    python bench/fp8_train.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
+                 vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0)
+TINY = dict(hidden_size=64, intermediate_size=160, num_attention_heads=4, num_key_value_heads=2,
+            vocab_size=256, max_position_embeddings=128)
+
+VARIANTS = ("inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
+            "torchao_fp8_tensorwise", "torchao_fp8_rowwise")
+
+
+def build(config: dict, layers: int, device: str, dtype: torch.dtype) -> torch.nn.Module:
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(**config, num_hidden_layers=layers, attn_implementation="sdpa")
+    return transformers.LlamaForCausalLM(cfg).to(device=device, dtype=dtype)
+
+
+def torchao_available() -> bool:
+    try:
+        import torchao.float8  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Callable[..., Any]:
+    """``model`` (converted in place for torchao) compiled as ``variant`` says."""
+    if variant == "inductor_bf16":
+        return torch.compile(model)
+    if variant == "splitlinear_bf16":
+        return torch.compile(model, backend="splitlinear", options={"fallback": fallback})
+    if variant.startswith("splitlinear_fp8_"):
+        recipe = variant.removeprefix("splitlinear_fp8_")
+        return torch.compile(model, backend="splitlinear", options={"fallback": fallback, "fp8": recipe})
+    from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+
+    recipe = variant.removeprefix("torchao_fp8_")
+    config = Float8LinearConfig.from_recipe_name(recipe)
+    convert_to_float8_training(model, config=config, module_filter_fn=lambda mod, fqn: fqn != "lm_head")
+    return torch.compile(model)
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
+                timed: int, fallback: str) -> dict[str, Any]:
+    model = copy.deepcopy(base)
+    model.train()
+    fn = compile_variant(model, variant, fallback)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    if device == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    losses, times = [], []
+    for ids in batches:
+        _sync(device)
+        start = time.perf_counter()
+        loss = fn(input_ids=ids, labels=ids, use_cache=False).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        _sync(device)
+        times.append(time.perf_counter() - start)
+        losses.append(loss.item())
+    step = statistics.median(times[-timed:])
+    result = {
+        "step_ms": step * 1e3,
+        "tokens_per_s": batches[0].numel() / step,
+        "first_step_s": times[0],
+        "peak_mib": torch.cuda.max_memory_allocated() / 2**20 if device == "cuda" else None,
+        "losses": losses,
+    }
+    del fn, model, opt
+    torch._dynamo.reset()
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--steps", type=int, default=12, help="steps per variant (the first compiles)")
+    p.add_argument("--timed", type=int, default=8, help="last steps timed")
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    p.add_argument("--quick", action="store_true", help="CPU smoke run: tiny config, 3 steps, fallback eager")
+    p.add_argument("--out", help="write the result as JSON here")
+    args = p.parse_args(argv)
+
+    config, fallback = LLAMA3_8B, "inductor"
+    if args.quick:
+        config, fallback = TINY, "eager"
+        args.device, args.batch, args.seq, args.steps, args.timed = "cpu", 2, 32, 3, 2
+    variants = [v for v in args.variants if not v.startswith("torchao") or torchao_available()]
+    skipped = [v for v in args.variants if v not in variants]
+    dtype = torch.bfloat16
+    base = build(config, args.layers, args.device, dtype)
+    g = torch.Generator().manual_seed(1)
+    batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
+               for _ in range(args.steps)]
+    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback) for v in variants}
+
+    ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]
+    ref = results[ref_name]
+    for r in results.values():
+        r["max_loss_rel_gap"] = max(abs(a - b) / abs(b) for a, b in zip(r["losses"], ref["losses"]))
+        r["speedup_vs_" + ref_name] = ref["step_ms"] / r["step_ms"]
+    print(f"{'variant':28} {'step ms':>9} {'vs ' + ref_name:>18} {'tokens/s':>10} {'first s':>8} "
+          f"{'peak MiB':>9} {'loss gap':>9}")
+    for v, r in results.items():
+        peak = f"{r['peak_mib']:9.0f}" if r["peak_mib"] is not None else f"{'-':>9}"
+        print(f"{v:28} {r['step_ms']:9.2f} {r['speedup_vs_' + ref_name]:17.3f}x {r['tokens_per_s']:10.0f} "
+              f"{r['first_step_s']:8.2f} {peak} {r['max_loss_rel_gap']:9.2e}")
+    if skipped:
+        print("skipped (torchao not importable):", ", ".join(skipped))
+    if args.out:
+        report = {"device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+                  "torch": torch.__version__, "layers": args.layers, "batch": args.batch, "seq": args.seq,
+                  "steps": args.steps, "timed": args.timed, "config": config, "quick": args.quick,
+                  "skipped": skipped, "results": results}
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+"""Backend option ``fp8``: which linears run in FP8, their numbers against eager ``fp8_linear``, errors.
+
+The rewritten graph must compute exactly what ``Block.reference`` computes eagerly (the same
+``fp8_linear`` calls on the same groups), forward and backward, on fresh random data.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+import torch
+from _fp8_models import FP8_REGIONS, Block
+from _util import compile_sl
+
+import splitlinear
+from splitlinear._dtypes import FP8_RECIPES
+from splitlinear.options import SplitLinearOptions
+
+
+def _dump_after(tmp_path: os.PathLike) -> str:
+    files = sorted(p for p in os.listdir(tmp_path) if p.endswith("_after.txt"))
+    return "".join(open(os.path.join(tmp_path, f), encoding="utf-8").read() for f in files)
+
+
+def _pair(seed: int, bias: bool = False) -> tuple[Block, Block]:
+    torch.manual_seed(seed)
+    model = Block(bias=bias)
+    return model, copy.deepcopy(model)
+
+
+def _grads(m: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+
+
+# --- options -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"fp8": "blockwise"}, "option 'fp8' must be one of"),
+    ({"fp8": True}, "option 'fp8' must be one of"),
+    ({"fp8_filter": ["lm_head"]}, "option 'fp8_filter' needs option 'fp8'"),
+    ({"fp8": "rowwise", "fp8_filter": "lm_head"}, "option 'fp8_filter' must be a callable"),
+    ({"fp8": "rowwise", "fp8_filter": [3]}, "option 'fp8_filter' must be a callable"),
+    ({"fp8": "rowwise", "fp8_weight_cache": 1}, "option 'fp8_weight_cache' must be a bool"),
+])
+def test_bad_options_name_the_option(bad: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SplitLinearOptions.from_dict(bad)
+
+
+def test_default_is_no_fp8() -> None:
+    opts = SplitLinearOptions.from_dict({})
+    assert opts.fp8 is None and opts.fp8_filter is None
+
+
+# --- the rewrite ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("bias", [False, True], ids=["nobias", "bias"])
+def test_matches_eager_fp8_linear(op, recipe: str, bias: bool, tmp_path) -> None:
+    model, ref = _pair(11, bias)
+    compiled = compile_sl(model, fp8=recipe, dump_dir=str(tmp_path))
+    x = torch.randn(3, 5, 64, dtype=torch.float64).float().requires_grad_()
+    x_ref = x.detach().clone().requires_grad_()
+    out = compiled(x)
+    want = ref.reference(x_ref, recipe)
+    for a, b in zip(out, want):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+    # The FP8 outputs feed lm_head/odd: equal FP8 results give equal logits.
+    dy = [torch.randn_like(o) for o in out]
+    torch.autograd.backward(out, dy)
+    torch.autograd.backward(want, dy)
+    torch.testing.assert_close(x.grad, x_ref.grad, rtol=1e-5, atol=1e-6)
+    g, g_ref = _grads(model), _grads(ref)
+    assert g.keys() == g_ref.keys() and len(g) == len(list(model.parameters()))
+    for name in g:
+        torch.testing.assert_close(g[name], g_ref[name], rtol=1e-5, atol=1e-6, msg=name)
+    text = _dump_after(tmp_path)
+    assert text.count(f"= splitlinear_fx_fp8_fp8_linear_{recipe}_cached(") == FP8_REGIONS, text
+
+
+def test_default_filter_skips_lm_head_and_odd_dims(op, tmp_path) -> None:
+    model, _ = _pair(12)
+    compile_sl(model, fp8="tensorwise", dump_dir=str(tmp_path))(torch.randn(4, 64))
+    text = _dump_after(tmp_path)
+    # lm_head (filter) and odd (24 rows) stay in float32: one plain 2-part region.
+    assert "matched horizontal region ['linear_7', 'linear_8'] with 2 parts" in text, text
+    assert text.count("splitlinear_ops_linear(") == 1
+
+
+@pytest.mark.parametrize("flt", [["*_proj"], lambda fqn: not fqn.endswith("_proj")], ids=["patterns", "callable"])
+def test_filter_option(op, flt, tmp_path) -> None:
+    model, _ = _pair(13)
+    x = torch.randn(4, 64)
+    out = compile_sl(model, fp8="rowwise", fp8_filter=flt, dump_dir=str(tmp_path))(x)
+    text = _dump_after(tmp_path)
+    # Every *_proj stays in float32; lm_head (the default skip is replaced) runs in FP8.
+    assert text.count("= splitlinear_fx_fp8_fp8_linear_rowwise_cached(") == 1 and "with 1 parts" in text, text
+    want = op.fp8_linear(_hidden(model, x), [model.lm_head.weight], recipe="rowwise")
+    torch.testing.assert_close(out[0], want, rtol=1e-4, atol=1e-4)
+
+
+def _hidden(model: Block, x: torch.Tensor) -> torch.Tensor:
+    """The block's output before lm_head, in float32."""
+    with torch.no_grad():
+        h = model.norm(x)
+        h = h + model.o_proj(torch.cat([model.q_proj(h), model.k_proj(h), model.v_proj(h)], -1))
+        g = model.norm(h)
+        return h + model.down_proj(torch.nn.functional.silu(model.gate_proj(g)) * model.up_proj(g))
+
+
+def test_no_fp8_option_keeps_plain_regions(op, tmp_path) -> None:
+    model, _ = _pair(14)
+    compile_sl(model, dump_dir=str(tmp_path))(torch.randn(4, 64))
+    text = _dump_after(tmp_path)
+    assert "splitlinear_fx_fp8" not in text
+    assert text.count("splitlinear_ops_linear(") == 3  # q/k/v, gate/up, lm_head/odd
+
+
+def test_strict_does_not_reject_skipped_linears(op) -> None:
+    model, ref = _pair(15)
+    x = torch.randn(2, 64)
+    out = compile_sl(model, fp8="tensorwise", strict=True)(x)
+    torch.testing.assert_close(out[0], ref.reference(x, "tensorwise")[0], rtol=1e-5, atol=1e-5)
+
+
+def test_inductor_fallback_matches_eager(op) -> None:
+    model, ref = _pair(16)
+    compiled = compile_sl(model, fallback="inductor", fp8="tensorwise")
+    x = torch.randn(2, 7, 64)
+    out = compiled(x)
+    want = ref.reference(x, "tensorwise")
+    # Inductor's RMSNorm/SiLU may round differently from eager, and FP8 amplifies a flipped
+    # rounding to an e4m3 step: compare at FP8 accuracy.
+    for a, b in zip(out, want):
+        assert ((a - b).norm() / b.norm()).item() < 2e-2
+    out[0].sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    assert splitlinear.stats()["regions_matched"] == FP8_REGIONS + 1
+
+
+def test_cache_key_names_the_recipe(op) -> None:
+    from splitlinear._cache_key import keyed_on_build
+    from splitlinear.fx import fp8
+
+    marked = keyed_on_build({})["unsafe_marked_cacheable_functions"]
+    keys = {marked[f"{fn.__module__}.{fn.__name__}"] for fn in fp8.GRAPH_FNS.values()}
+    linear_key = marked["splitlinear.ops.linear"]
+    assert len(keys) == len(fp8.GRAPH_FNS) and linear_key not in keys
+    assert all("fp8=" in k for k in keys)
+
+
+class _OwnFp8(torch.nn.Module):
+    """A model with an FP8 value of its own (another FP8 library's cast, say)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(64, 32, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.to(torch.float8_e4m3fn).to(torch.float32)
+        return self.proj(x)
+
+
+def _dynamo_graph(model: torch.nn.Module, x: torch.Tensor) -> tuple[torch.fx.GraphModule, list]:
+    captured = []
+
+    def capture(gm, example_inputs):  # noqa: ANN001, ANN202
+        captured.append((gm, list(example_inputs)))
+        return gm.forward
+
+    torch.compile(model, backend=capture, fullgraph=True)(x)
+    return captured[0]
+
+
+@pytest.mark.parametrize("fallback, cached", [("inductor", False), ("eager", True)])
+def test_graph_with_own_fp8_runs_uncached_under_inductor(op, fallback: str, cached: bool) -> None:
+    from splitlinear.fx.driver import rewrite_graph
+
+    gm, example = _dynamo_graph(_OwnFp8(), torch.randn(4, 64))
+    plan = rewrite_graph(gm, example, {"fp8": "tensorwise", "fallback": fallback})
+    assert len(plan.regions) == 1
+    assert ("fp8_linear_tensorwise_cached(" in gm.code) == cached, gm.code
+    assert "fp8_linear_tensorwise(" in gm.code or cached
