@@ -92,6 +92,28 @@ def test_compiled_siblings_with_different_placements_are_left_unfused(op: object
                                                x @ model.k.weight.full_tensor().T], -1))
 
 
+def test_compiled_dtensor_siblings_refuse_the_fp8_option(op: object, one_rank_mesh: object) -> None:
+    """fp8 is not built for the DTensor rewrite: compiling raises naming the option, never runs bf16."""
+    import torch.nn as nn
+    from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+
+    class Siblings(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.q, self.k = nn.Linear(32, 16, bias=False), nn.Linear(32, 16, bias=False)
+            for lin in (self.q, self.k):
+                lin.weight = nn.Parameter(distribute_tensor(lin.weight.detach(), one_rank_mesh, [Shard(0)]))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            xd = DTensor.from_local(x, one_rank_mesh, [Replicate()], run_check=False)
+            return torch.cat([self.q(xd).to_local(), self.k(xd).to_local()], -1)
+
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=r"backend option fp8='tensorwise' is not supported with DTensor"):
+        torch.compile(Siblings(), backend="splitlinear", fullgraph=True,
+                      options={"fp8": "tensorwise", "fallback": "eager"})(torch.randn(16, 32))
+
+
 def test_pack_skips_weakly_referenced_dtensor_parameters(one_rank_mesh: object) -> None:
     """Packing swaps a new DTensor into each Parameter object (torch.utils.swap_tensors), which
     weakly referenced tensors refuse: the group is skipped with the reason, before any member moves."""
