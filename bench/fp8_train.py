@@ -18,6 +18,10 @@ seconds, the peak CUDA memory, the losses and their largest relative gap to Indu
 Prints a table; ``--out`` writes JSON. ``--quick`` is a CPU smoke run (a tiny config, 3 steps,
 fallback eager) that checks every variant runs.
 
+``--vocab N`` changes the vocabulary (the issue's anchor table used a smaller one than Llama-3's);
+``--profile`` prints each variant's GPU time per step by kernel class (GEMMs, attention, Inductor's
+Triton kernels, splitlinear's FP8 quantization, other), from 3 profiled steps.
+
     python bench/fp8_train.py --out bench/results/<date>-h200/fp8_train.json
     python bench/fp8_train.py --quick
 """
@@ -82,8 +86,33 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+#: Kernel classes of the profile, by the first substring of the kernel name that matches.
+KERNEL_CLASSES = (("fp8 quantize (splitlinear)", ("quantize", "amax", "castParts", "cast_parts")),
+                  ("gemm", ("gemm", "nvjet", "cutlass", "sm90_xmma", "decodeGemm")),
+                  ("attention", ("flash", "fmha", "attention")),
+                  ("triton (Inductor)", ("triton",)))
+
+
+def profile_steps(step: Callable[[], None], steps: int = 3) -> dict[str, float]:
+    """GPU ms per step by kernel class (KERNEL_CLASSES, else "other") over ``steps`` profiled steps."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    out: dict[str, float] = {}
+    for e in prof.key_averages():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        name = e.key
+        cls = next((c for c, keys in KERNEL_CLASSES if any(k.lower() in name.lower() for k in keys)), "other")
+        out[cls] = out.get(cls, 0.0) + e.self_device_time_total / 1e3 / steps
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
 def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
-                timed: int, fallback: str) -> dict[str, Any]:
+                timed: int, fallback: str, profile: bool = False) -> dict[str, Any]:
     model = copy.deepcopy(base)
     model.train()
     fn = compile_variant(model, variant, fallback)
@@ -103,7 +132,18 @@ def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Ten
         times.append(time.perf_counter() - start)
         losses.append(loss.item())
     step = statistics.median(times[-timed:])
+    kernels = None
+    if profile and device == "cuda":
+        def one_step(ids: torch.Tensor = batches[-1]) -> None:
+            fn(input_ids=ids, labels=ids, use_cache=False).loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+        kernels = profile_steps(one_step)
+        print(f"-- {variant}: GPU ms per step by kernel class: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in kernels.items()), flush=True)
     result = {
+        "gpu_ms_by_kernel_class": kernels,
         "step_ms": step * 1e3,
         "tokens_per_s": batches[0].numel() / step,
         "first_step_s": times[0],
@@ -124,11 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=12, help="steps per variant (the first compiles)")
     p.add_argument("--timed", type=int, default=8, help="last steps timed")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default: Llama-3's 128256)")
+    p.add_argument("--profile", action="store_true",
+                   help="after timing, profile 3 steps of each variant and print GPU time per kernel class")
     p.add_argument("--quick", action="store_true", help="CPU smoke run: tiny config, 3 steps, fallback eager")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
 
     config, fallback = LLAMA3_8B, "inductor"
+    if args.vocab:
+        config = {**config, "vocab_size": args.vocab}
     if args.quick:
         config, fallback = TINY, "eager"
         args.device, args.batch, args.seq, args.steps, args.timed = "cpu", 2, 32, 3, 2
@@ -139,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
                for _ in range(args.steps)]
-    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback) for v in variants}
+    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile)
+               for v in variants}
 
     ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]
     ref = results[ref_name]
