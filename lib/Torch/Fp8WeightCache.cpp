@@ -1,5 +1,4 @@
-//===- Fp8WeightCache.cpp - FP8 weight parts kept across calls -*- C++ -*-===//
-//-*-===//
+//===- Fp8WeightCache.cpp - FP8 weight parts kept across calls --*- C++ -*-===//
 //
 // One process-wide table of entries, each the key of the parts one
 // fp8_cast_parts call cast and that call's result. Lookups compare every

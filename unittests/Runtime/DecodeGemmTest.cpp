@@ -1,5 +1,4 @@
-//===- DecodeGemmTest.cpp - The small-M FP8 GEMM against float64 -*- C++
-//-*-===//
+//===- DecodeGemmTest.cpp - The small-M FP8 GEMM vs float64 -----*- C++ -*-===//
 //
 // The CUDA scaled GEMM at decode shapes (M <= SPLITLINEAR_FP8_DECODE_MAX_M,
 // default 16), which runs the hand-written kernel of DecodeGemmKernels.cu:
