@@ -15,9 +15,10 @@
 //    that the forward's cast wrote in the same pass.
 //  * wgrad: dW = dyᵀ · x, which does not involve the weight scales: one
 //    e5m2 × e4m3 GEMM over dy's and x's transposed FP8 copies (TN, K-major),
-//    or, for `rowwise_with_gw_hp`, the high-precision `linear_wgrad`. Each
-//    part's gradient is a row block of the one dW. A row count that is not a
-//    multiple of 16 is padded with zero columns, which add nothing.
+//    or, for `rowwise_with_gw_hp`, the high-precision `linear_wgrad`, per
+//    run of consecutive trainable parts (frozen parts get no GEMM). Each
+//    part's gradient is a row block of its run's dW. A row count that is not
+//    a multiple of 16 is padded with zero columns, which add nothing.
 //
 // Scales per recipe: tensorwise: one per tensor (x, dy); rowwise: x and dy
 // per row for the forward and dgrad, per column (over the rows) for wgrad.
@@ -154,24 +155,39 @@ public:
                                      grad.scalar_type(), /*fast_accum=*/false);
     }
     if (needs.anyWeight()) {
-      at::Tensor dw;
-      if (recipe == Fp8Recipe::RowwiseWithGwHp) {
-        dw = std::get<0>(h.wgrad.call(grad, saved[next], false))
-                 .to(weightDtype);
-      } else {
-        const at::Tensor &x8t = saved[next];
-        const at::Tensor &sx = saved[next + 1];
-        auto [unused, dy8t, sdy] =
+      // One wgrad GEMM per run of consecutive trainable parts (a frozen base
+      // next to a LoRA adapter gets none). Every row of dW depends on its
+      // own column of dy only, so the runs equal the full GEMM's row blocks.
+      std::vector<WgradRun> runs = wgradRuns(needs);
+      at::Tensor dy8t, sdy;
+      if (recipe != Fp8Recipe::RowwiseWithGwHp) {
+        auto quantized =
             h.fp8Quantize.call(grad, at::kFloat8_e5m2,
                                rowwise ? "cols" : "tensor", std::nullopt,
                                /*write_out=*/false, /*write_transposed=*/true);
-        dw = h.scaledLinear.call(padColumns(dy8t), sdy, {padColumns(x8t)}, sx,
-                                 std::nullopt, weightDtype,
-                                 /*fast_accum=*/false);
+        dy8t = padColumns(std::get<1>(quantized));
+        sdy = std::get<2>(quantized);
       }
-      for (int64_t p = 0; p < n; ++p)
-        if (needs.weights[p])
-          grads[1 + p] = dw.narrow(0, call.offsets[p], call.rows[p]);
+      for (const WgradRun &run : runs) {
+        int64_t begin = call.offsets[run.begin];
+        int64_t rows = call.offsets[run.end] - begin;
+        bool whole = run.begin == 0 && run.end == n;
+        at::Tensor dw;
+        if (recipe == Fp8Recipe::RowwiseWithGwHp) {
+          at::Tensor block = whole ? grad : grad.narrow(-1, begin, rows);
+          dw = std::get<0>(h.wgrad.call(block, saved[next], false))
+                   .to(weightDtype);
+        } else {
+          const at::Tensor &x8t = saved[next];
+          const at::Tensor &sx = saved[next + 1];
+          at::Tensor d = whole ? dy8t : dy8t.narrow(0, begin, rows);
+          at::Tensor sd = whole || !rowwise ? sdy : sdy.narrow(-1, begin, rows);
+          dw = h.scaledLinear.call(d, sd, {padColumns(x8t)}, sx, std::nullopt,
+                                   weightDtype, /*fast_accum=*/false);
+        }
+        for (int64_t p = run.begin; p < run.end; ++p)
+          grads[1 + p] = dw.narrow(0, call.offsets[p] - begin, call.rows[p]);
+      }
     }
     // Without biases there are no bias slots: writing them would run past
     // `grads` once there are more parts than non-tensor inputs.

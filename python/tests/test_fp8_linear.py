@@ -139,6 +139,51 @@ def test_frozen_parts(op, recipe: str, frozen: str) -> None:
     _check_grads(x, ws, bs, dy, recipe, got)
 
 
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("frozen", [(1,), (0, 2), (0, 1)], ids=["middle", "ends", "first-two"])
+def test_frozen_parts_get_no_wgrad_and_the_rest_is_unchanged(op, recipe: str, frozen: tuple[int, ...]) -> None:
+    """wgrad runs one GEMM per run of trainable parts (a frozen LoRA base gets none): each trainable
+    part's gradient equals, bit for bit, the one it gets when every part trains."""
+    def grads(freeze: tuple[int, ...]) -> dict:
+        x, ws, bs = _problem((32, 16, 48), (19,), torch.bfloat16, True, seed=9)
+        for i in freeze:
+            ws[i].requires_grad_(False)
+        return _run_backward(op, x, ws, bs, recipe)[1]
+
+    full, part = grads(()), grads(frozen)
+    for name, g in part.items():
+        if name.startswith("w") and int(name[1:]) in frozen:
+            assert g is None, f"frozen {name} got a gradient"
+        else:
+            assert torch.equal(g, full[name]), f"{name} differs once {frozen} are frozen"
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_wgrad_gemms_cover_only_trainable_runs(op, recipe: str) -> None:
+    """The backward's wgrad GEMMs (seen through a dispatch mode) span exactly the runs of trainable
+    parts: rows 32 | 16 | 48 with the middle one frozen give two GEMMs, of 32 and 48 rows."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    x, ws, bs = _problem((32, 16, 48), (19,), torch.bfloat16, False, seed=10)
+    ws = [w.requires_grad_(i != 1) for i, w in enumerate(ws)]
+    y = op.fp8_linear(x, ws, None, recipe=recipe)
+    seen: list[int] = []
+
+    class Wgrads(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            name = func.overloadpacket.__name__
+            if name == "linear_wgrad":  # high precision: dy's columns of the run
+                seen.append(args[0].shape[-1])
+            elif name == "scaled_linear" and args[0].shape[0] != x.shape[0]:  # FP8: dyᵀ's rows (dgrad has M)
+                seen.append(args[0].shape[0])
+            return func(*args, **(kwargs or {}))
+
+    with Wgrads():
+        y.backward(ref.fresh(*y.shape, dtype=y.dtype))
+    assert sorted(seen) == [32, 48], seen
+    assert ws[1].grad is None and ws[0].grad is not None and ws[2].grad is not None
+
+
 def test_bias_only_and_input_only(op) -> None:
     x, ws, bs = _problem((32, 16), (21,), torch.float32, True, seed=6)
     for w in ws:
