@@ -175,3 +175,25 @@ def test_decode_scaled_linear(op, m: int, scaling: str, out_dtype: torch.dtype) 
         want = ref.scaled_gemm(xs, xq.scale_inv, ws, sw)
         assert_within_ulp(y, want, out_dtype, what="decode kernel, K = 256")
         assert_within_ulp(one, _widened(want, 256), out_dtype, what="torch._scaled_mm, K = 256")
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("frozen", [(1,), (0, 2), (0, 1)], ids=["middle", "ends", "first-two"])
+def test_frozen_parts_wgrad_runs_equal_full(op, recipe: str, frozen: tuple[int, ...]) -> None:
+    """wgrad runs one GEMM per run of trainable parts (row blocks of dyᵀ at part offsets): the gradients
+    equal the all-trainable ones bit for bit (Llama q/k/v rows, M = 200 takes the zero-padding path)."""
+    rows, k, m = (4096, 1024, 1024), 256, 200
+    out = []
+    for freeze in ((), frozen):
+        g = torch.Generator(device="cuda").manual_seed(1)
+        x = torch.randn(m, k, device="cuda", generator=g, dtype=torch.bfloat16).requires_grad_()
+        ws = [(torch.randn(n, k, device="cuda", generator=g) * s).to(torch.bfloat16).requires_grad_(i not in freeze)
+              for i, (n, s) in enumerate(zip(rows, (0.02, 0.5, 3e-4)))]
+        y = op.fp8_linear(x, ws, None, recipe=recipe)
+        y.backward(torch.randn(y.shape, device="cuda", generator=g, dtype=y.dtype))
+        out.append([x.grad] + [w.grad for w in ws])
+    for i, (a, b) in enumerate(zip(*out)):
+        if i - 1 in frozen:
+            assert b is None
+        else:
+            assert torch.equal(a, b), f"gradient {i} differs with parts {frozen} frozen"
