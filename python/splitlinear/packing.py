@@ -93,6 +93,21 @@ class PackReport:
     skipped: list[tuple[list[str], str]] = field(default_factory=list)
 
 
+def group_linears(modules: dict[str, nn.Module], group: Sequence[str], caller: str) -> list[nn.Linear]:
+    """The ``nn.Linear`` modules named by ``group`` (names as in ``named_modules()``).
+
+    Raises:
+        ValueError: a name is not an ``nn.Linear`` submodule (the message names ``caller``).
+    """
+    linears = []
+    for name in group:
+        lin = modules.get(name)
+        if not isinstance(lin, nn.Linear):
+            raise ValueError(f"{caller}: {name!r} is not an nn.Linear submodule of the module")
+        linears.append(lin)
+    return linears
+
+
 def find_sibling_groups(module: nn.Module) -> list[list[str]]:
     """Qualified names of sibling ``nn.Linear`` children matching
     :data:`DEFAULT_SIBLINGS`, e.g. ``["layers.0.self_attn.q_proj", ...]``."""
@@ -326,12 +341,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             owners.setdefault(key, []).append((tensor_name, id(tensor)))
     for group in groups:
         group = list(group)
-        linears = []
-        for name in group:
-            lin = names.get(name)
-            if not isinstance(lin, nn.Linear):
-                raise ValueError(f"pack_parameters: {name!r} is not an nn.Linear submodule of the module")
-            linears.append(lin)
+        linears = group_linears(names, group, "pack_parameters")
         reason = _check_members(group, linears)
         if reason is not None:
             logger.warning("pack_parameters: skipping %s: %s", group, reason)

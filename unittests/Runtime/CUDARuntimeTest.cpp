@@ -29,12 +29,6 @@ using namespace slinrt_test;
 
 namespace {
 
-#define ASSERT_CUDA(expr)                                                      \
-  do {                                                                         \
-    cudaError_t err_ = (expr);                                                 \
-    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_); \
-  } while (0)
-
 /// A device copy of a host TestMatrix's whole buffer, so that offsets and
 /// strides (and therefore alignments) are the same on both sides.
 class DeviceMirror {

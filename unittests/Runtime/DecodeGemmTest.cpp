@@ -26,12 +26,6 @@ using namespace slinrt_test;
 
 namespace {
 
-#define ASSERT_CUDA(expr)                                                      \
-  do {                                                                         \
-    cudaError_t err_ = (expr);                                                 \
-    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_); \
-  } while (0)
-
 /// A device copy of `bytes` bytes at `host` (freed on destruction).
 class DeviceCopy {
 public:

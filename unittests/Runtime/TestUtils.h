@@ -24,6 +24,14 @@
 #include <string>
 #include <vector>
 
+/// Asserts that a CUDA runtime call succeeded (CUDA tests only: they include
+/// cuda_runtime_api.h before using it).
+#define ASSERT_CUDA(expr)                                                      \
+  do {                                                                         \
+    cudaError_t err_ = (expr);                                                 \
+    ASSERT_EQ(err_, cudaSuccess) << #expr << ": " << cudaGetErrorString(err_); \
+  } while (0)
+
 namespace slinrt_test {
 
 inline int64_t elementSize(slinrt_dtype dtype) {

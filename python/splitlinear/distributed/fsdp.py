@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from .._logging import logger
-from ..packing import DEFAULT_SIBLINGS, PackReport, find_sibling_groups
+from ..packing import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears
 
 #: ``torch`` releases (major, minor) whose ``FSDPParam`` internals the overrides were written against.
 SUPPORTED_TORCH: tuple[tuple[int, int], ...] = ((2, 11),)
@@ -283,12 +283,7 @@ def pack_fsdp_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | No
     claimed: set[int] = set()
     for group in groups:
         group = list(group)
-        linears = []
-        for name in group:
-            lin = modules.get(name)
-            if not isinstance(lin, nn.Linear):
-                raise ValueError(f"pack_fsdp_parameters: {name!r} is not an nn.Linear submodule of the module")
-            linears.append(lin)
+        linears = group_linears(modules, group, "pack_fsdp_parameters")
         has_bias = [lin.bias is not None for lin in linears]
         if any(has_bias) and not all(has_bias):
             raise ValueError(f"pack_fsdp_parameters: group {group}: biases present on some members only")
