@@ -125,6 +125,21 @@ at::Tensor rowMajor(const at::Tensor &t) {
   return unitColumns && rowsApart ? t : t.contiguous();
 }
 
+/// An FP8 GEMM operand [R, C] as the runtime takes it: `rowMajor(t)` when
+/// its first element is 16-byte aligned and its row stride a multiple of 16
+/// elements (cuBLASLt's FP8 requirements, which the CPU target checks too),
+/// else a copy into a fresh, aligned allocation. A slice at an odd offset
+/// (a memory-mapped checkpoint tensor, `buffer[1:]`) is so copied rather
+/// than refused.
+at::Tensor fp8GemmOperand(const at::Tensor &t) {
+  at::Tensor r = rowMajor(t);
+  bool aligned = reinterpret_cast<uintptr_t>(r.data_ptr()) % 16 == 0;
+  bool strided = r.size(0) <= 1 || r.stride(0) % 16 == 0;
+  if (r.numel() == 0 || (aligned && strided))
+    return r;
+  return at::empty(r.sizes(), r.options()).copy_(r);
+}
+
 /// The `dtype` argument of the quantization ops: an FP8 type.
 void checkFp8Target(at::ScalarType dtype, const char *op) {
   TORCH_CHECK(fp8DtypeCode(dtype) >= 0, op, ": dtype is ", dtype,
@@ -301,8 +316,8 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   if (hasBias)
     checkBiasParts(*bias, weight, outDtype, "out_dtype is", input.device(), op);
   SPLITLINEAR_DEVICE_GUARD(input);
-  // Both FP8 operands K-major (TN): a transposed one is copied.
-  at::Tensor x = rowMajor(flatten2d(input));
+  // Both FP8 operands K-major (TN): a transposed or misaligned one is copied.
+  at::Tensor x = fp8GemmOperand(flatten2d(input));
   int64_t m = x.size(0);
   checkScaleVector(inputScaleInv, m, op, "input_scale_inv", input);
   checkScaleVector(weightScaleInv, n, op, "weight_scale_inv", input);
@@ -337,7 +352,7 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   call.matrix(x);
   call.vector(sx);
   for (const at::Tensor &w : weight)
-    call.matrix(rowMajor(w));
+    call.matrix(fp8GemmOperand(w));
   call.vector(sw);
   if (hasBias)
     for (const at::Tensor &b : *bias)

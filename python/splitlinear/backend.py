@@ -124,6 +124,7 @@ def splitlinear_backend(
     _bump("regions_matched", len(plan.regions))
     _bump("linears_fused", n_linears)
     _bump("candidates_rejected", len(plan.rejections))
+    _bump("serving_groups_fused", plan.serving_groups)
 
     # Kernel IR and the IR after every pass land next to the FX graphs.
     precompile_regions(plan.regions, dump_dir)
@@ -138,7 +139,7 @@ def splitlinear_backend(
         "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
         opts.fallback, opts.mode,
     )
-    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions))
+    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions or plan.serving_groups))
 
 
 splitlinear_backend.reset = _reset  # type: ignore[attr-defined]

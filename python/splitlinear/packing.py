@@ -154,17 +154,18 @@ def _whole(t: torch.Tensor) -> torch.Tensor:
 
 def _present_parts_whole(module: nn.Module, state_dict: dict[str, Any], prefix: str,
                          local_metadata: dict[str, Any]) -> None:
-    """State-dict post hook of a packed ``nn.Linear``: its weight and bias entries
-    become whole-storage aliases (:func:`_whole`). Entries kept as Parameters
-    (``state_dict(keep_vars=True)``) are left alone."""
-    for name in ("weight", "bias"):
+    """State-dict post hook of a packed module (``nn.Linear``, FP8 serving linear): its own
+    Parameters' and buffers' entries become whole-storage aliases (:func:`_whole`). Entries
+    kept as Parameters (``state_dict(keep_vars=True)``) are left alone."""
+    for name in [*module._parameters, *module._buffers]:
         key = prefix + name
         value = state_dict.get(key)
         if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
             state_dict[key] = _whole(value)
 
 
-def _install_state_dict_hook(module: nn.Module) -> None:
+def install_whole_state_dict_hook(module: nn.Module) -> None:
+    """Presents ``module``'s own tensors in ``state_dict()`` as whole-storage aliases (once)."""
     if not getattr(module, _HOOK_MARK, False):
         module.register_state_dict_post_hook(_present_parts_whole)
         setattr(module, _HOOK_MARK, True)
@@ -185,7 +186,7 @@ def _rehome_dtensor(p: nn.Parameter, local: torch.Tensor) -> None:
     p.__dict__.update(extra)
 
 
-def _pack_tensors(params: Sequence[nn.Parameter]) -> None:
+def pack_tensors(params: Sequence[nn.Parameter]) -> None:
     """Copies ``params`` into one new flat buffer and points each at its slice.
 
     The buffer is a normal tensor even under ``torch.inference_mode()``
@@ -362,11 +363,11 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             logger.warning("pack_parameters: skipping %s: %s", group, reason)
             report.skipped.append((group, reason))
             continue
-        _pack_tensors([lin.weight for lin in linears])
+        pack_tensors([lin.weight for lin in linears])
         if linears[0].bias is not None:
-            _pack_tensors([lin.bias for lin in linears])
+            pack_tensors([lin.bias for lin in linears])
         for lin in linears:
-            _install_state_dict_hook(lin)
+            install_whole_state_dict_hook(lin)
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)

@@ -7,6 +7,8 @@ Backend counters (this module, counted at compile time):
 - ``linears_fused``: original linear/matmul nodes those regions replaced;
 - ``candidates_rejected``: candidate regions left to the fallback (each logged
   at DEBUG with its reason);
+- ``serving_groups_fused``: groups of sibling FP8 serving linears
+  (:mod:`splitlinear.serving`) given one activation quantization and one scaled GEMM;
 - ``kernels_precompiled``: kernels the op library JIT-compiled while the
   backend compiled a graph (its ``precompile`` step). With ``compiles`` (all
   kernel compiles) it shows whether any kernel was compiled later, inside a
@@ -28,7 +30,7 @@ from types import ModuleType
 from ._logging import logger
 
 _BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected",
-                 "kernels_precompiled")
+                 "serving_groups_fused", "kernels_precompiled")
 
 _lock = threading.Lock()
 _counters: dict[str, int] = dict.fromkeys(_BACKEND_KEYS, 0)

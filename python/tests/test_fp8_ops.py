@@ -425,6 +425,29 @@ def test_layouts_the_gemm_cannot_read_are_copied(op) -> None:
     assert torch.equal(got, want)
 
 
+def _misaligned(t: torch.Tensor) -> torch.Tensor:
+    """``t``'s values in a tensor whose first element is 1 byte past a 16-byte boundary."""
+    raw = torch.empty(t.numel() * t.element_size() + 16, dtype=torch.uint8, device=t.device)
+    start = (16 - raw.data_ptr() % 16) % 16 + 1
+    out = raw[start:start + t.numel() * t.element_size()].view(t.dtype).view(t.shape)
+    out.copy_(t)
+    assert out.data_ptr() % 16 == 1
+    return out
+
+
+def test_misaligned_fp8_operands_are_copied(op) -> None:
+    """Regression: an FP8 weight or input at an address that is not 16-byte aligned (a tensor
+    of a memory-mapped checkpoint) was refused by the runtime. It is copied to an aligned buffer."""
+    torch.manual_seed(47)
+    q = op.fp8_quantize(ref.fresh(8, 32), E4M3, "rows")
+    p = op.fp8_cast_parts([ref.fresh(16, 32), ref.fresh(32, 32)], E4M3)
+    parts = [p.data[:16], p.data[16:]]
+    want = op.scaled_linear(q.data, q.scale_inv, parts, p.row_scale_inv)
+    for x8, ws in ((_misaligned(q.data), parts), (q.data, [_misaligned(parts[0]), parts[1]]),
+                   (q.data, [parts[0], _misaligned(parts[1])])):
+        assert torch.equal(op.scaled_linear(x8, q.scale_inv, ws, p.row_scale_inv), want)
+
+
 def test_col_scale_and_dtype_messages(op) -> None:
     """Regression (new-user report): a wrong col_scale length said "expected 1 or K" though 1 is refused;
     a non-FP8 dtype said "dtype has dtype"."""

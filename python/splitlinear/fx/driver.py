@@ -23,6 +23,7 @@ from .fp8 import assign_fp8, fp8_linear_fn, module_has_fp8_values
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
+from .serving import fuse_serving_siblings
 from .state import AutocastState, GraphState, ambient_autocast
 
 __all__ = ["rewrite_graph"]
@@ -203,7 +204,11 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
         logger.debug("splitlinear: graph %d: matched %s", graph_id, region.describe())
         done.append(region)
     plan.regions = done
-    if done:
+    serving = fuse_serving_siblings(gm.graph) if options.horizontal_fusion else 0
+    if serving:
+        logger.debug("splitlinear: graph %d: fused %d group(s) of FP8 serving linears", graph_id, serving)
+        plan.serving_groups += serving
+    if done or serving:
         gm.graph.lint()
         gm.recompile()
     for sub, sub_grad, sub_autocast in subgraphs:
@@ -211,4 +216,5 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
         plan.regions.extend(inner.regions)
         plan.rejections.extend(inner.rejections)
         plan.skipped.extend(inner.skipped)
+        plan.serving_groups += inner.serving_groups
     return plan

@@ -180,3 +180,4 @@ class Plan:
     regions: list[Region]
     rejections: list[Rejection]
     skipped: list[str]  # policy skips (min_parts), logged but not counted
+    serving_groups: int = 0  # groups of FP8 serving linears fused (fx/serving.py)

@@ -1,0 +1,378 @@
+"""FP8 serving weights: each part stored in ``float8_e4m3fn`` with its own scale, packed adjacent.
+
+:func:`convert_to_fp8_serving` replaces the model's eligible ``nn.Linear``
+modules by :class:`Fp8ServingLinear`. The weights of each sibling group
+(q/k/v, gate/up: :func:`~splitlinear.packing.find_sibling_groups`) are
+quantized part by part into one FP8 buffer whose row blocks are the parts, so
+a decode step reads half the bytes of bf16 and one scaled GEMM covers the
+group:
+
+- eagerly, each module quantizes its input (per row or per tensor) and runs
+  one :func:`~splitlinear.ops.scaled_linear`;
+- under ``torch.compile(backend="splitlinear")`` the siblings share one
+  activation quantization and one scaled GEMM over the adjacent parts
+  (:mod:`splitlinear.fx.serving`), each part keeping its own scale.
+
+Weight scales (``weight_scaling``): ``"tensorwise"`` is one scale per part,
+``"rowwise"`` one per output row (channel-wise; the GEMM's scale is a vector
+over the output columns either way, so it costs the same). Activation scales
+(``activation_scaling``): ``"rowwise"`` (one per token, computed per call: the
+default, as torchao's and vLLM's dynamic FP8) or ``"tensorwise"``.
+
+The FP8 weights are inference weights: no gradient flows through
+:class:`Fp8ServingLinear`, and a forward whose input requires a gradient
+raises. Saving and loading: ``state_dict`` holds ``weight`` (FP8),
+``weight_scale_inv`` (float32) and ``bias`` for each converted module, so
+``safetensors`` and ``torch.save`` round-trip into a converted model; a
+transformers model records the conversion in ``config.quantization_config``
+and loads back with ``from_pretrained`` once :mod:`splitlinear.serving` is
+imported (:mod:`splitlinear.hf_quantizer`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import torch
+from torch import Tensor, nn
+
+from ._dtypes import FP8_HIGH_PRECISION_DTYPES
+from ._logging import logger
+from .options import DEFAULT_FP8_SKIP
+from .packing import find_sibling_groups, install_whole_state_dict_hook
+
+__all__ = ["Fp8ServingLinear", "ServingReport", "Fp8Scaling", "convert_to_fp8_serving"]
+
+#: How scales are taken: one per tensor (for weights: per part) or one per row.
+Fp8Scaling = Literal["tensorwise", "rowwise"]
+FP8_SCALINGS: tuple[str, ...] = get_args(Fp8Scaling)
+
+#: The FP8 GEMM's granule: K and every part's rows must be multiples of it.
+_GRANULE = 16
+_E4M3 = torch.float8_e4m3fn
+
+
+def _ops() -> Any:
+    from . import ops  # loads the op library (torch.ops.splitlinear.*)
+
+    return ops
+
+
+class Fp8ServingLinear(nn.Module):
+    """``y = x · Wᵀ + b`` with ``W`` held in ``float8_e4m3fn``: an inference-only ``nn.Linear``.
+
+    Attributes:
+        weight: ``[out_features, in_features]`` ``float8_e4m3fn`` Parameter
+            (``requires_grad=False``); a row block of its group's FP8 buffer.
+        weight_scale_inv: float32 buffer, ``[1]`` (``weight_scaling="tensorwise"``)
+            or ``[out_features]`` (``"rowwise"``): ``W ≈ weight * weight_scale_inv``.
+        bias: ``[out_features]`` Parameter in the model's dtype, or None.
+        activation_scaling: ``"rowwise"`` or ``"tensorwise"``: how the input is
+            quantized to ``float8_e4m3fn`` on every call.
+
+    Forward: ``input`` ``[..., in_features]`` float32, float16 or bfloat16
+    (under ``torch.autocast``, the output has the autocast dtype) -> ``[...,
+    out_features]`` of that dtype. Raises RuntimeError, naming the module's
+    input, when the input requires a gradient (grad mode on): FP8 serving
+    weights have no backward.
+    """
+
+    def __init__(self, weight: Tensor, weight_scale_inv: Tensor, bias: Tensor | None,
+                 activation_scaling: Fp8Scaling = "rowwise") -> None:
+        super().__init__()
+        if weight.dtype != _E4M3 or weight.dim() != 2:
+            raise ValueError(f"Fp8ServingLinear: weight must be a 2-D float8_e4m3fn tensor, got "
+                             f"{weight.dtype} {list(weight.shape)}")
+        if weight_scale_inv.dtype != torch.float32 or weight_scale_inv.numel() not in (1, weight.shape[0]):
+            raise ValueError(f"Fp8ServingLinear: weight_scale_inv must be float32 [1] or [{weight.shape[0]}], got "
+                             f"{weight_scale_inv.dtype} {list(weight_scale_inv.shape)}")
+        if activation_scaling not in FP8_SCALINGS:
+            raise ValueError(f"Fp8ServingLinear: activation_scaling must be one of {FP8_SCALINGS}, "
+                             f"got {activation_scaling!r}")
+        self.in_features = int(weight.shape[1])
+        self.out_features = int(weight.shape[0])
+        self.activation_scaling: Fp8Scaling = activation_scaling
+        self.weight = nn.Parameter(weight, requires_grad=False)
+        self.register_buffer("weight_scale_inv", weight_scale_inv)
+        self.bias = None if bias is None else nn.Parameter(bias, requires_grad=False)
+
+    def extra_repr(self) -> str:
+        scaling = "tensorwise" if self.weight_scale_inv.numel() == 1 else "rowwise"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}, weight_scaling={scaling}, "
+                f"activation_scaling={self.activation_scaling}")
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> nn.Module:
+        # ``.to(dtype)``/``.half()`` cast floating-point tensors, FP8 ones included; the weight and
+        # its scale keep their dtypes (a cast would drop the scale's meaning), only the bias casts.
+        weight, scale = self.weight.detach(), self.weight_scale_inv  # aliases of the FP8 storage
+        super()._apply(fn, recurse)
+        if self.weight.dtype != _E4M3:
+            self.weight.data = weight.to(self.weight.device)
+        if self.weight_scale_inv.dtype != torch.float32:
+            self.weight_scale_inv = scale.to(self.weight_scale_inv.device)
+        return self
+
+    def forward(self, input: Tensor) -> Tensor:
+        if torch.is_grad_enabled() and input.requires_grad:
+            raise RuntimeError("Fp8ServingLinear: the input requires a gradient, but FP8 serving weights have "
+                               "no backward (convert_to_fp8_serving is for inference: run under "
+                               "torch.no_grad() or torch.inference_mode())")
+        out_dtype = input.dtype
+        if torch.is_autocast_enabled(input.device.type):
+            out_dtype = torch.get_autocast_dtype(input.device.type)
+        axis = "rows" if self.activation_scaling == "rowwise" else "tensor"
+        q = torch.ops.splitlinear.fp8_quantize.default(input, _E4M3, axis, None, True, False)
+        bias = None if self.bias is None else [self.bias.to(out_dtype)]
+        y = torch.ops.splitlinear.scaled_linear.default(q[0], q[2], [self.weight], self.weight_scale_inv,
+                                                        bias, out_dtype, False)
+        return y.reshape(*input.shape[:-1], self.out_features)
+
+
+@dataclass
+class ServingReport:
+    """What :func:`convert_to_fp8_serving` did."""
+
+    #: Converted groups (qualified module names, in output order); a lone linear is a group of one.
+    converted: list[list[str]] = field(default_factory=list)
+    #: Linears left as they were, with the reason.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _allowed(fp8_filter: Sequence[str] | Callable[[str], bool] | None, fqn: str) -> bool:
+    if callable(fp8_filter):
+        return bool(fp8_filter(fqn))
+    patterns = DEFAULT_FP8_SKIP if fp8_filter is None else fp8_filter
+    return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
+
+
+def _problem(lin: nn.Linear) -> str | None:
+    """Why ``lin`` cannot hold FP8 serving weights, or None."""
+    w = lin.weight
+    if type(lin) is not nn.Linear and not isinstance(lin, nn.Linear):
+        return "not an nn.Linear"
+    if w.dtype not in FP8_HIGH_PRECISION_DTYPES:
+        return f"weight dtype {w.dtype} (FP8 is quantized from float32/float16/bfloat16)"
+    if w.shape[1] % _GRANULE or w.shape[0] % _GRANULE:
+        return f"weight {list(w.shape)}: in_features and out_features must be multiples of {_GRANULE}"
+    if w.device.type not in ("cpu", "cuda", "meta"):
+        return f"device {w.device} (FP8 runs on the CPU and CUDA)"
+    if type(w) is not nn.Parameter and not isinstance(w, nn.Parameter):
+        return "weight is not a Parameter (computed by a hook or parametrization)"
+    if torch.nn.utils.parametrize.is_parametrized(lin):
+        return "parametrized"
+    return None
+
+
+def _quantize_group(linears: Sequence[nn.Linear], weight_scaling: Fp8Scaling) -> tuple[Tensor, Tensor]:
+    """The group's FP8 buffer ``[ΣN, K]`` and its scales (``[P]`` per part, or ``[ΣN]`` per row)."""
+    weights = [lin.weight.detach() for lin in linears]
+    if weights[0].device.type == "meta":  # structure only (from_pretrained fills it)
+        rows = sum(w.shape[0] for w in weights)
+        n_scales = len(weights) if weight_scaling == "tensorwise" else rows
+        return (torch.empty(rows, weights[0].shape[1], dtype=_E4M3, device="meta"),
+                torch.ones(n_scales, dtype=torch.float32, device="meta"))
+    ops = _ops()
+    with torch.no_grad(), torch.inference_mode(False):
+        if weight_scaling == "tensorwise":
+            parts = ops.fp8_cast_parts(weights, _E4M3)
+            return parts.data, parts.scale_inv
+        q = ops.fp8_quantize(torch.cat(weights), _E4M3, "rows")
+        return q.data, q.scale_inv
+
+
+def _replace(model: nn.Module, names: Sequence[str], linears: Sequence[nn.Linear], weight_scaling: Fp8Scaling,
+             activation_scaling: Fp8Scaling) -> None:
+    data, scales = _quantize_group(linears, weight_scaling)
+    biases = [lin.bias for lin in linears]
+    packed_bias = None
+    if biases[0] is not None:
+        with torch.no_grad(), torch.inference_mode(False):
+            packed_bias = torch.cat([b.detach() for b in biases])
+    offset = 0
+    for i, (name, lin) in enumerate(zip(names, linears)):
+        n = lin.weight.shape[0]
+        scale = scales[i:i + 1] if weight_scaling == "tensorwise" else scales[offset:offset + n]
+        bias = None if packed_bias is None else packed_bias[offset:offset + n]
+        new = Fp8ServingLinear(data[offset:offset + n], scale, bias, activation_scaling)
+        install_whole_state_dict_hook(new)
+        parent_name, _, child = name.rpartition(".")
+        parent = model.get_submodule(parent_name) if parent_name else model
+        setattr(parent, child, new)
+        offset += n
+
+
+def _check_scaling(name: str, value: str) -> None:
+    if value not in FP8_SCALINGS:
+        raise ValueError(f"convert_to_fp8_serving: {name} must be one of {FP8_SCALINGS}, got {value!r}")
+
+
+def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "tensorwise",
+                           activation_scaling: Fp8Scaling = "rowwise",
+                           fp8_filter: Sequence[str] | Callable[[str], bool] | None = None,
+                           groups: Iterable[Sequence[str]] | None = None) -> ServingReport:
+    """Stores the model's linears in FP8 for inference, each part with its own scale, siblings packed adjacent.
+
+    Every ``nn.Linear`` the filter lets through becomes an
+    :class:`Fp8ServingLinear` (in place, same FQN). The members of each group
+    are quantized part by part (``scale_i = 448 / max|W_i|``; or per row) into
+    one ``float8_e4m3fn`` buffer ``[ΣN_i, K]`` whose row blocks they hold, so
+    the compiled model runs one FP8 GEMM per group and decode reads half the
+    bytes of bf16. Biases stay in their dtype, packed likewise. The high
+    precision weights are released (unless referenced elsewhere).
+
+    Args:
+        model: the model, modified in place (CPU or CUDA; ``meta`` for
+            structure only, as ``from_pretrained`` does before loading).
+        weight_scaling: ``"tensorwise"`` (one scale per part) or ``"rowwise"``
+            (one per output row).
+        activation_scaling: ``"rowwise"`` (one scale per token, per call) or
+            ``"tensorwise"``.
+        fp8_filter: as the backend option of that name: None skips FQNs
+            matching ``lm_head``/``*.lm_head``; a sequence of ``fnmatch``
+            patterns names the FQNs to skip; a callable ``fn(fqn) -> bool``
+            returns True to convert.
+        groups: sibling groups (qualified names, in output order); default
+            :func:`~splitlinear.packing.find_sibling_groups`. Linears in no
+            group are converted alone.
+
+    Returns:
+        A :class:`ServingReport`: the converted groups and the skipped linears
+        with their reasons (not multiples of 16, float64, tied to another
+        module's weight, filtered).
+
+    Raises:
+        ValueError: a bad ``weight_scaling``/``activation_scaling``, or a name
+            in ``groups`` that is not an ``nn.Linear`` submodule.
+    """
+    _check_scaling("weight_scaling", weight_scaling)
+    _check_scaling("activation_scaling", activation_scaling)
+    modules = dict(model.named_modules())
+    group_list = [list(g) for g in (find_sibling_groups(model) if groups is None else groups)]
+    for group in group_list:
+        for name in group:
+            if not isinstance(modules.get(name), nn.Linear):
+                raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is not an nn.Linear "
+                                 f"submodule of {type(model).__name__}")
+    grouped = {name for g in group_list for name in g}
+    group_list += [[name] for name, m in modules.items() if isinstance(m, nn.Linear) and name not in grouped]
+    # A weight held by several modules (tied lm_head/embedding) stays as it is.
+    holders: dict[int, int] = {}
+    for _, p in model.named_parameters(remove_duplicate=False):
+        holders[id(p)] = holders.get(id(p), 0) + 1
+
+    report = ServingReport()
+    for group in group_list:
+        eligible: list[str] = []
+        for name in group:
+            lin = modules[name]
+            reason = (None if _allowed(fp8_filter, name) else "fp8_filter skips it") or _problem(lin)
+            if reason is None and holders.get(id(lin.weight), 0) > 1:
+                reason = "its weight is tied to another module's (converting would untie them)"
+            if reason is not None:
+                report.skipped.append((name, reason))
+                logger.debug("convert_to_fp8_serving: skipping %s: %s", name, reason)
+            else:
+                eligible.append(name)
+        # Members must agree on K, dtype, device and bias presence to share a buffer; else alone.
+        runs = _compatible_runs(eligible, modules)
+        for run in runs:
+            _replace(model, run, [modules[n] for n in run], weight_scaling, activation_scaling)
+            report.converted.append(run)
+    _record_in_config(model, report, weight_scaling, activation_scaling)
+    return report
+
+
+def _compatible_runs(names: Sequence[str], modules: dict[str, nn.Module]) -> list[list[str]]:
+    """``names`` as one group when the members can share a buffer, else one group each."""
+    if not names:
+        return []
+    first = modules[names[0]]
+    same = all(
+        m.weight.shape[1] == first.weight.shape[1] and m.weight.dtype == first.weight.dtype
+        and m.weight.device == first.weight.device and (m.bias is None) == (first.bias is None)
+        and (m.bias is None or m.bias.dtype == first.bias.dtype)
+        for m in (modules[n] for n in names))
+    return [list(names)] if same else [[n] for n in names]
+
+
+#: The ``quant_method`` of a transformers config holding a splitlinear FP8 conversion.
+QUANT_METHOD = "splitlinear_fp8"
+
+
+def _record_in_config(model: nn.Module, report: ServingReport, weight_scaling: str,
+                      activation_scaling: str) -> None:
+    """A transformers model: record the conversion in ``config.quantization_config`` (what
+    ``save_pretrained`` writes and ``from_pretrained`` replays)."""
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        return
+    from .hf_quantizer import SplitLinearFp8Config
+
+    config.quantization_config = SplitLinearFp8Config(
+        groups=report.converted, weight_scaling=weight_scaling, activation_scaling=activation_scaling)
+
+
+def replay_conversion(model: nn.Module, groups: Sequence[Sequence[str]], weight_scaling: Fp8Scaling,
+                      activation_scaling: Fp8Scaling) -> None:
+    """Converts exactly ``groups`` (as recorded by :func:`convert_to_fp8_serving`), for loading.
+
+    Raises:
+        ValueError: a recorded name is not an ``nn.Linear`` of ``model``.
+    """
+    modules = dict(model.named_modules())
+    for group in groups:
+        linears = []
+        for name in group:
+            lin = modules.get(name)
+            if not isinstance(lin, nn.Linear):
+                raise ValueError(f"splitlinear FP8 checkpoint: {name!r} is not an nn.Linear of "
+                                 f"{type(model).__name__} (was the checkpoint saved from another model?)")
+            linears.append(lin)
+        _replace(model, list(group), linears, weight_scaling, activation_scaling)
+
+
+def repack(model: nn.Module, groups: Sequence[Sequence[str]]) -> None:
+    """Makes each group's FP8 weights, scales and biases adjacent again, in fresh aligned
+    buffers (after a load that assigned tensors of their own)."""
+    from .packing import pack_tensors
+
+    modules = dict(model.named_modules())
+    for group in groups:
+        members = [modules[n] for n in group]
+        if not all(isinstance(m, Fp8ServingLinear) for m in members):
+            continue
+        for m in members:  # a loader may hand back Parameters that require a gradient
+            m.weight.requires_grad_(False)
+            if m.bias is not None:
+                m.bias.requires_grad_(False)
+        # Also a lone member: a loader's tensor may be a view of a memory-mapped file at an offset
+        # the FP8 GEMM would have to copy from on every call (not 16-byte aligned).
+        pack_tensors([m.weight for m in members])
+        _pack_buffers(members, "weight_scale_inv")
+        if members[0].bias is not None:
+            pack_tensors([m.bias for m in members])
+
+
+def _pack_buffers(members: Sequence[Fp8ServingLinear], name: str) -> None:
+    tensors = [getattr(m, name) for m in members]
+    with torch.no_grad(), torch.inference_mode(False):
+        flat = torch.cat([t.detach().reshape(-1) for t in tensors])
+    offset = 0
+    for m, t in zip(members, tensors):
+        n = t.numel()
+        m._buffers[name] = flat[offset:offset + n].view(t.shape)
+        offset += n
+
+
+def _register_with_transformers() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("transformers") is not None:
+        from . import hf_quantizer  # noqa: F401  (registers quant_method "splitlinear_fp8")
+
+
+_register_with_transformers()

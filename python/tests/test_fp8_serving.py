@@ -1,0 +1,244 @@
+"""FP8 serving weights (``splitlinear.serving``): conversion, eager and compiled forward, save and load.
+
+Every numeric check compares with an independent float64 emulation of
+quantize -> dequantize -> GEMM (``_fp8_ref``), or the compiled model with the
+eager converted model, on fresh random data. On CUDA (the H200 run) the same
+tests go through cuBLASLt or the decode GEMM.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import torch
+from _fp8_ref import E4M3, cast_parts, quantize, scaled_gemm
+from torch import nn
+
+import splitlinear
+
+transformers = pytest.importorskip("transformers")
+serving = pytest.importorskip("splitlinear.serving")
+
+
+def _llama(seed: int, device: str = "cpu", dtype: torch.dtype = torch.float32, tie: bool = False,
+           layers: int = 2) -> nn.Module:
+    torch.manual_seed(seed)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=layers,
+                                   num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=96,
+                                   tie_word_embeddings=tie)
+    return transformers.LlamaForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+
+
+def _emulated(lin: nn.Linear, x: torch.Tensor, weight_scaling: str, activation_scaling: str,
+              siblings: list[nn.Linear] | None = None) -> torch.Tensor:
+    """float64 emulation of an FP8 serving linear: x quantized per row/tensor, the weight per part/row."""
+    parts = [m.weight.detach().cpu().float() for m in (siblings or [lin])]
+    index = (siblings or [lin]).index(lin)
+    if weight_scaling == "tensorwise":
+        q = cast_parts(parts, E4M3)
+        offsets = [0]
+        for p in parts:
+            offsets.append(offsets[-1] + p.shape[0])
+        w8 = q.data[offsets[index]:offsets[index + 1]]
+        sw = q.row_scale_inv[offsets[index]:offsets[index + 1]]
+    else:
+        q = quantize(parts[index], E4M3, "rows")
+        w8, sw = q.data, q.scale_inv
+    qx = quantize(x, E4M3, "rows" if activation_scaling == "rowwise" else "tensor")
+    bias = None if lin.bias is None else lin.bias.detach().cpu().double()
+    return scaled_gemm(qx.data, qx.scale_inv, w8, sw, bias).exact.reshape(*x.shape[:-1], -1)
+
+
+@pytest.mark.parametrize("weight_scaling", ["tensorwise", "rowwise"])
+@pytest.mark.parametrize("activation_scaling", ["rowwise", "tensorwise"])
+def test_eager_module_matches_emulation(op, device: str, weight_scaling: str, activation_scaling: str) -> None:
+    torch.manual_seed(3)
+    ref = nn.ModuleDict({n: nn.Linear(64, r, bias=True) for n, r in (("q", 64), ("k", 32), ("v", 32))}).to(device)
+    model = copy.deepcopy(ref)
+    report = serving.convert_to_fp8_serving(model, weight_scaling=weight_scaling,
+                                            activation_scaling=activation_scaling, groups=[["q", "k", "v"]])
+    assert report.converted == [["q", "k", "v"]]
+    x = torch.randn(3, 5, 64, device=device)
+    siblings = [ref["q"], ref["k"], ref["v"]]
+    with torch.no_grad():
+        for name, lin in zip("qkv", siblings):
+            got = model[name](x)
+            want = _emulated(lin, x, weight_scaling, activation_scaling, siblings)
+            assert got.shape == (3, 5, lin.out_features) and got.dtype == torch.float32
+            # fp32 output: the GEMM's own rounding only (CPU exact; the H200's FP8 MMA keeps ~14 bits).
+            tol = 2.0**-12 if device == "cuda" else 1e-6
+            torch.testing.assert_close(got.double().cpu(), want, rtol=tol, atol=tol * want.abs().max().item())
+
+
+def test_group_is_packed_with_per_part_scales(op) -> None:
+    """One FP8 buffer per group, row blocks adjacent; a part 10^4 times smaller keeps its own accuracy."""
+    torch.manual_seed(4)
+    model = nn.ModuleDict({"q": nn.Linear(64, 64, bias=False), "k": nn.Linear(64, 32, bias=False),
+                           "v": nn.Linear(64, 32, bias=False)})
+    with torch.no_grad():
+        model["k"].weight.mul_(1e-4)
+    originals = {n: model[n].weight.detach().clone() for n in "qkv"}
+    serving.convert_to_fp8_serving(model, groups=[["q", "k", "v"]])
+    q, k, v = (model[n] for n in "qkv")
+    assert q.weight.untyped_storage().data_ptr() == k.weight.untyped_storage().data_ptr()
+    assert k.weight.data_ptr() == q.weight.data_ptr() + q.weight.numel()
+    assert v.weight.data_ptr() == k.weight.data_ptr() + k.weight.numel()
+    assert [m.weight_scale_inv.numel() for m in (q, k, v)] == [1, 1, 1]
+    for n in "qkv":
+        m = model[n]
+        deq = m.weight.float() * m.weight_scale_inv
+        rel = ((deq - originals[n]).norm() / originals[n].norm()).item()
+        assert rel < 0.04, (n, rel)  # e4m3 with its own scale: a few percent at most
+
+
+def _fp8_linears(model: nn.Module) -> list[str]:
+    return [n for n, m in model.named_modules() if isinstance(m, serving.Fp8ServingLinear)]
+
+
+def test_llama_conversion_report_and_filter(op) -> None:
+    model = _llama(5)
+    report = serving.convert_to_fp8_serving(model)
+    assert len(report.converted) == 2 * 4  # per layer: q/k/v, gate/up, o, down
+    assert ["model.layers.0.self_attn.q_proj", "model.layers.0.self_attn.k_proj",
+            "model.layers.0.self_attn.v_proj"] in report.converted
+    assert report.skipped == [("lm_head", "fp8_filter skips it")]
+    assert isinstance(model.lm_head, nn.Linear) and not isinstance(model.lm_head, serving.Fp8ServingLinear)
+
+    everything = _llama(5)
+    report = serving.convert_to_fp8_serving(everything, fp8_filter=lambda fqn: "mlp" not in fqn)
+    assert all("mlp" not in n for n in _fp8_linears(everything))
+    assert isinstance(everything.lm_head, serving.Fp8ServingLinear)
+
+
+def test_tied_and_unaligned_linears_are_skipped(op) -> None:
+    model = _llama(6, tie=True)
+    report = serving.convert_to_fp8_serving(model, fp8_filter=[])
+    assert ("lm_head", "its weight is tied to another module's (converting would untie them)") in report.skipped
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+
+    odd = nn.ModuleDict({"a": nn.Linear(64, 40), "b": nn.Linear(24, 64)})
+    report = serving.convert_to_fp8_serving(odd)
+    assert report.converted == [] and [n for n, _ in report.skipped] == ["a", "b"]
+    assert "multiples of 16" in report.skipped[0][1]
+
+    with pytest.raises(ValueError, match="weight_scaling"):
+        serving.convert_to_fp8_serving(nn.Linear(16, 16), weight_scaling="blockwise")
+    with pytest.raises(ValueError, match="'nope', which is not an nn.Linear"):
+        serving.convert_to_fp8_serving(odd, groups=[["a", "nope"]])
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_compiled_fuses_siblings(op, device: str, fallback: str) -> None:
+    model = _llama(7, device=device)
+    serving.convert_to_fp8_serving(model)
+    ids = torch.randint(0, 96, (2, 9), device=device)
+    with torch.no_grad():
+        want = model(ids).logits
+        splitlinear.reset_stats()
+        compiled = torch.compile(model, backend="splitlinear", options={"fallback": fallback})
+        got = compiled(ids).logits
+    stats = splitlinear.stats()
+    assert stats["serving_groups_fused"] == 4  # q/k/v and gate/up of 2 layers
+    # 4 fused groups and 4 lone linears (o_proj, down_proj), all on packed parts: no copies.
+    assert stats["scaled_views"] == 8 and stats["scaled_cats"] == 0 and stats["scaled_per_part_gemms"] == 0
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_dynamic_batch_and_inference_mode(op) -> None:
+    model = _llama(8)
+    serving.convert_to_fp8_serving(model)
+    compiled = torch.compile(model, backend="splitlinear")
+    for batch, seq in ((1, 5), (3, 5), (2, 11)):
+        ids = torch.randint(0, 96, (batch, seq))
+        with torch.inference_mode():
+            got = compiled(ids).logits
+            want = model(ids).logits
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_input_requiring_grad_raises(op) -> None:
+    lin = nn.Linear(32, 16)
+    model = nn.Sequential(lin)
+    serving.convert_to_fp8_serving(model)
+    x = torch.randn(4, 32, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Fp8ServingLinear: the input requires a gradient"):
+        model(x)
+    with torch.no_grad():
+        assert model(x).shape == (4, 16)
+
+
+def test_to_dtype_keeps_fp8_weights_and_scales(op) -> None:
+    model = _llama(9)
+    serving.convert_to_fp8_serving(model)
+    q = model.model.layers[0].self_attn.q_proj
+    weight, scale = q.weight.detach().clone(), q.weight_scale_inv.clone()
+    model.to(torch.bfloat16)
+    assert q.weight.dtype == E4M3 and torch.equal(q.weight.view(torch.uint8), weight.view(torch.uint8))
+    assert q.weight_scale_inv.dtype == torch.float32 and torch.equal(q.weight_scale_inv, scale)
+    assert model.lm_head.weight.dtype == torch.bfloat16
+    ids = torch.randint(0, 96, (1, 4))
+    with torch.no_grad():
+        assert model(ids).logits.dtype == torch.bfloat16
+
+
+def _same_outputs(a: nn.Module, b: nn.Module) -> None:
+    ids = torch.randint(0, 96, (2, 6))
+    with torch.no_grad():
+        torch.testing.assert_close(a(ids).logits, b(ids).logits, rtol=0, atol=0)
+
+
+def _assert_packed(model: nn.Module) -> None:
+    attn = model.model.layers[0].self_attn
+    q, k, v = attn.q_proj, attn.k_proj, attn.v_proj
+    assert k.weight.data_ptr() == q.weight.data_ptr() + q.weight.numel()
+    assert v.weight.data_ptr() == k.weight.data_ptr() + k.weight.numel()
+
+
+def test_safetensors_and_torch_save_round_trip(op, tmp_path: Path) -> None:
+    st = pytest.importorskip("safetensors.torch")
+    source = _llama(10)
+    serving.convert_to_fp8_serving(source, weight_scaling="rowwise")
+    st.save_model(source, str(tmp_path / "m.safetensors"))
+    torch.save(source.state_dict(), tmp_path / "m.pt")
+    for load in ("safetensors", "torch"):
+        target = _llama(11)  # other random weights, same structure
+        serving.convert_to_fp8_serving(target, weight_scaling="rowwise")
+        if load == "safetensors":
+            st.load_model(target, str(tmp_path / "m.safetensors"))
+        else:
+            target.load_state_dict(torch.load(tmp_path / "m.pt"))
+        _assert_packed(target)
+        _same_outputs(source, target)
+    entry = st.load_file(str(tmp_path / "m.safetensors"))["model.layers.0.self_attn.k_proj.weight"]
+    assert entry.dtype == E4M3 and entry.shape == (32, 64)
+
+
+def test_save_pretrained_from_pretrained(op, tmp_path: Path) -> None:
+    source = _llama(12)
+    serving.convert_to_fp8_serving(source)
+    source.save_pretrained(tmp_path / "hf")
+    loaded = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "hf")
+    assert _fp8_linears(loaded) == _fp8_linears(source)
+    assert loaded.model.layers[1].mlp.up_proj.weight.dtype == E4M3
+    assert not any(p.requires_grad for n, p in loaded.named_parameters() if "proj" in n)
+    _assert_packed(loaded)
+    _same_outputs(source, loaded.eval())
+
+
+def test_generate_with_static_cache_compiled(op) -> None:
+    model = _llama(13)
+    serving.convert_to_fp8_serving(model)
+    ids = torch.randint(0, 96, (2, 5))
+    kwargs = {"max_new_tokens": 6, "do_sample": False, "pad_token_id": 0}
+    with torch.no_grad():
+        want = model.generate(ids, **kwargs)
+    compile_config = transformers.CompileConfig(backend="splitlinear", fullgraph=True)
+    compile_config._compile_all_devices = True  # HF auto-compiles on accelerators only; CI is a CPU
+    config = transformers.GenerationConfig(cache_implementation="static", compile_config=compile_config, **kwargs)
+    splitlinear.reset_stats()
+    with torch.no_grad():
+        got = model.generate(ids, generation_config=config)
+    assert splitlinear.stats()["serving_groups_fused"] >= 4
+    assert torch.equal(got, want)
