@@ -9,9 +9,9 @@ compiles in the same process):
 
 - ``inductor_bf16``: ``torch.compile(mode="reduce-overhead")``;
 - ``splitlinear_bf16``: ``backend="splitlinear"``, ``mode="reduce-overhead"``;
-- ``splitlinear_fp8``: ``splitlinear.serving.convert_to_fp8_serving`` (one scale per part, FP8
-  activations per row), then as ``splitlinear_bf16``;
-- ``splitlinear_fp8_roww``: the same with one weight scale per row;
+- ``splitlinear_fp8``: ``splitlinear.serving.convert_to_fp8_serving`` (defaults: one weight scale
+  per row, FP8 activations per row), then as ``splitlinear_bf16``;
+- ``splitlinear_fp8_tw``: the same with one weight scale per part (``weight_scaling="tensorwise"``);
 - ``torchao_fp8``: torchao ``Float8DynamicActivationFloat8WeightConfig(PerRow())`` on every
   linear but ``lm_head``, then Inductor ``reduce-overhead``.
 
@@ -43,7 +43,7 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import cuda_time_ms  # noqa: E402
 
-VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_roww", "torchao_fp8"]
+VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_tw", "torchao_fp8"]
 FLOOR_BYTES_PER_S = 4.3e12
 NEW_TOKENS = 64
 PROMPT = 16
@@ -63,7 +63,7 @@ def _model(variant: str) -> nn.Module:
     if variant.startswith("splitlinear_fp8"):
         from splitlinear.serving import convert_to_fp8_serving
 
-        convert_to_fp8_serving(model, weight_scaling="rowwise" if variant.endswith("roww") else "tensorwise")
+        convert_to_fp8_serving(model, weight_scaling="tensorwise" if variant.endswith("_tw") else "rowwise")
     elif variant == "torchao_fp8":
         from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow, quantize_
 
@@ -111,10 +111,10 @@ def _kernel_profile(call: Callable[[], object]) -> dict[str, float]:
             cat = "fp8 decode gemm"
         elif "quantiz" in name or "amax" in name or "cast" in name:
             cat = "fp8 quantize"
-        elif "gemm" in name or "sm90" in name or "nvjet" in name or "cutlass" in name:
-            cat = "cublas gemm"
         elif "flash" in name or "fmha" in name or "attention" in name or "sdpa" in name:
             cat = "attention"
+        elif "gemm" in name or "sm90" in name or "nvjet" in name or "cutlass" in name:
+            cat = "cublas gemm"
         elif "triton" in name:
             cat = "inductor (norms, rope, silu, ...)"
         elif "memcpy" in name or "memset" in name:

@@ -221,4 +221,6 @@ TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
   m.impl("fp8_quantize", torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_cast_parts", torch::autograd::autogradNotImplementedFallback());
   m.impl("scaled_linear", torch::autograd::autogradNotImplementedFallback());
+  m.impl("fp8_serving_linear",
+         torch::autograd::autogradNotImplementedFallback());
 }

@@ -412,3 +412,67 @@ at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
                               : std::nullopt,
                       input.scalar_type(), /*fastAccum=*/true);
 }
+
+namespace {
+/// The weight scale vector ŝ [ΣN_i] of `fp8_serving_linear`: one entry per
+/// output column, each part's `scale` ([1]: the part's one scale, or [N_i]:
+/// one per row). Parts' [N_i] vectors back to back in one storage (as
+/// `convert_to_fp8_serving` packs them) are used in place; otherwise they
+/// are copied into one vector (one small copy per call).
+at::Tensor spreadWeightScales(at::TensorList scales, at::TensorList weight) {
+  if (scales.size() == 1)
+    return scales[0];
+  bool adjacent = true;
+  const float *next = nullptr;
+  int64_t n = 0;
+  for (size_t i = 0; i < scales.size(); ++i) {
+    const at::Tensor &s = scales[i];
+    int64_t rows = weight[i].size(0);
+    adjacent = adjacent && s.size(0) == rows && (rows <= 1 || s.stride(0) == 1) &&
+               s.storage().is_alias_of(scales[0].storage()) &&
+               (i == 0 || s.const_data_ptr<float>() == next);
+    next = s.const_data_ptr<float>() + rows;
+    n += rows;
+  }
+  if (adjacent)
+    return scales[0].as_strided({n}, {1});
+  std::vector<at::Tensor> spread;
+  spread.reserve(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i)
+    spread.push_back(scales[i].expand({weight[i].size(0)}));
+  return at::cat(spread);
+}
+} // namespace
+
+at::Tensor splitlinear::fp8ServingLinear(const at::Tensor &input,
+                                         at::TensorList weight,
+                                         at::TensorList weightScaleInv,
+                                         std::optional<at::TensorList> bias,
+                                         c10::string_view axis,
+                                         std::optional<at::ScalarType> outDtype,
+                                         bool fastAccum) {
+  constexpr const char *op = "splitlinear.fp8_serving_linear";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkHighPrecision(input, op, "input");
+  TORCH_CHECK(axis == "tensor" || axis == "rows", op,
+              ": activation axis must be \"tensor\" or \"rows\", got \"",
+              axis, "\"");
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  TORCH_CHECK(weightScaleInv.size() == weight.size(), op, ": weight has ",
+              weight.size(), " parts but weight_scale_inv has ",
+              weightScaleInv.size(), " tensors; one per part");
+  for (size_t i = 0; i < weight.size(); ++i)
+    checkScaleVector(weightScaleInv[i], weight[i].dim() == 2 ? weight[i].size(0) : 1,
+                     op, "weight_scale_inv[" + std::to_string(i) + "]", input);
+  at::ScalarType out = outDtype.value_or(input.scalar_type());
+  SPLITLINEAR_DEVICE_GUARD(input);
+  auto [x8, unusedT, sx] =
+      fp8Quantize(input, at::kFloat8_e4m3fn, axis, std::nullopt,
+                  /*writeOut=*/true, /*writeTransposed=*/false);
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  // scaled_linear checks the parts (FP8, K, rows of 16, device) and biases.
+  return scaledLinear(x8.view(shape), sx, weight,
+                      spreadWeightScales(weightScaleInv, weight), bias, out,
+                      fastAccum);
+}

@@ -91,6 +91,22 @@ at::Tensor scaledLinear(const at::Tensor &input, const at::Tensor &inputScaleInv
                         std::optional<at::TensorList> bias,
                         at::ScalarType outDtype, bool fastAccum);
 
+/// The FP8 serving GEMM: y [..., ΣN_i] = sx · ŝ · (x8 · concat(weight)ᵀ)
+/// (+ concat(bias)) in `outDtype` (default: the input's), where `input`
+/// [..., K] (float32/float16/bfloat16) is quantized to e4m3 on every call
+/// (`axis` "rows": one scale per row; "tensor": one), `weight` are e4m3
+/// parts [N_i, K] held in FP8 and `weightScaleInv[i]` float32 [1] or [N_i]
+/// their scale_invs (ŝ: used in place when the [N_i] vectors are adjacent,
+/// else spread into one). One quantization and one scaled GEMM per call,
+/// no autograd. Raises c10::Error naming the argument for a bad dtype,
+/// axis, scale count or shape (the rest as `scaledLinear`).
+at::Tensor fp8ServingLinear(const at::Tensor &input, at::TensorList weight,
+                            at::TensorList weightScaleInv,
+                            std::optional<at::TensorList> bias,
+                            c10::string_view axis,
+                            std::optional<at::ScalarType> outDtype,
+                            bool fastAccum);
+
 /// Validates the arguments of `fp8_linear` (and its autograd kernel), each
 /// error naming the argument: input [..., K] float32/float16/bfloat16;
 /// weight parts [N_i, K] of one such dtype (it may differ from the input's:

@@ -38,6 +38,9 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight, "
         "Tensor weight_scale_inv, Tensor[]? bias=None, "
         "ScalarType out_dtype=bfloat16, bool fast_accum=False) -> Tensor");
+  m.def("fp8_serving_linear(Tensor input, Tensor[] weight, "
+        "Tensor[] weight_scale_inv, Tensor[]? bias=None, str axis=\"rows\", "
+        "ScalarType? out_dtype=None, bool fast_accum=False) -> Tensor");
   m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
         "str recipe=\"tensorwise\", bool cache_weights=False) -> Tensor");
   m.def("fp8_weight_cache_clear(bool reset_counts=True) -> ()",
@@ -57,6 +60,7 @@ void implKernels(torch::Library &m) {
   m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
   m.impl("scaled_linear", &splitlinear::scaledLinear);
   m.impl("fp8_linear", &splitlinear::fp8Linear);
+  m.impl("fp8_serving_linear", &splitlinear::fp8ServingLinear);
 }
 } // namespace
 

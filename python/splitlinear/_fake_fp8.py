@@ -199,3 +199,31 @@ def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Ten
     if bias is not None:
         _check_bias(bias, weight, input.dtype, "input has", input, who)
     return input.new_empty((*input.shape[:-1], n))
+
+
+@torch.library.register_fake("splitlinear::fp8_serving_linear")
+def _fp8_serving_linear_fake(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
+                             bias: Sequence[Tensor] | None = None, axis: str = "rows",
+                             out_dtype: torch.dtype | None = None, fast_accum: bool = False) -> Tensor:
+    # The order of the C++ kernel (fp8ServingLinear), then scaledLinear's checks.
+    who = "splitlinear.fp8_serving_linear"
+    torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
+    _check_high_precision(input.dtype, who, "input")
+    torch._check(axis in ("tensor", "rows"),
+                 lambda: f'{who}: activation axis must be "tensor" or "rows", got "{axis}"')
+    torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
+    torch._check(len(weight_scale_inv) == len(weight),
+                 lambda: f"{who}: weight has {len(weight)} parts but weight_scale_inv has "
+                 f"{len(weight_scale_inv)} tensors; one per part")
+    for i, (w, s) in enumerate(zip(weight, weight_scale_inv)):
+        _check_scale_vector(s, w.shape[0] if w.dim() == 2 else 1, who, f"weight_scale_inv[{i}]", input)
+    out = input.dtype if out_dtype is None else out_dtype
+    who = "splitlinear.scaled_linear"
+    torch._check(out in FP8_HIGH_PRECISION_DTYPES,
+                 lambda: f"{who}: out_dtype {c10_name(out)} is not supported (float32, float16, bfloat16)")
+    k = input.shape[-1]
+    torch._check(k % FP8_MULTIPLE == 0, lambda: f"{who}: input has K = {k} columns; FP8 GEMMs need a multiple of 16")
+    n = _check_parts_layout(weight, input, k, who, fp8=True)
+    if bias is not None:
+        _check_bias(bias, weight, out, "out_dtype is", input, who)
+    return input.new_empty((*input.shape[:-1], n), dtype=out)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import torch
 from torch import Tensor
@@ -173,6 +173,7 @@ _FP8_QUANTIZE = torch.ops.splitlinear.fp8_quantize.default
 _FP8_CAST_PARTS = torch.ops.splitlinear.fp8_cast_parts.default
 _SCALED_LINEAR = torch.ops.splitlinear.scaled_linear.default
 _FP8_LINEAR = torch.ops.splitlinear.fp8_linear.default
+_FP8_SERVING_LINEAR = torch.ops.splitlinear.fp8_serving_linear.default
 
 
 def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None, *,
@@ -262,6 +263,42 @@ def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tenso
     """
     return _SCALED_LINEAR(input, input_scale_inv, list(weight), weight_scale_inv,
                           None if bias is None else list(bias), out_dtype, fast_accum)
+
+
+def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
+                       bias: Sequence[Tensor] | None = None, *, axis: Literal["rows", "tensor"] = "rows",
+                       out_dtype: torch.dtype | None = None, fast_accum: bool = False) -> Tensor:
+    """``y = sx * ŝ * (x8 · cat(weight)ᵀ) + cat(bias)`` over weights held in FP8: the serving GEMM.
+
+    ``input`` is quantized to ``float8_e4m3fn`` on every call (``axis="rows"``:
+    one scale per row of the flattened input; ``"tensor"``: one), then one
+    scaled GEMM runs over the FP8 parts (:func:`scaled_linear`, in place when
+    they are adjacent). ``ŝ`` is each output column's weight ``scale_inv``:
+    the parts' ``weight_scale_inv`` entries, ``[1]`` (one scale for the part)
+    or ``[N_i]`` (one per row), used in place when the ``[N_i]`` vectors lie
+    back to back in one storage, else spread into one vector. What
+    :class:`~splitlinear.serving.Fp8ServingLinear` and the backend's fused
+    siblings call.
+
+    Args:
+        input: ``[..., K]`` float32, float16 or bfloat16; K a multiple of 16.
+        weight: ``float8_e4m3fn`` parts ``[N_i, K]``, N_i multiples of 16.
+        weight_scale_inv: one float32 tensor per part, ``[1]`` or ``[N_i]``.
+        bias: None, or one ``[N_i]`` tensor per part, of the output dtype.
+        axis: ``"rows"`` or ``"tensor"``: the activation scales.
+        out_dtype: float32, float16 or bfloat16; default the input's dtype.
+        fast_accum: cuBLASLt's fast FP8 accumulation (ignored on the CPU).
+
+    Returns:
+        A new ``[..., ΣN_i]`` tensor of ``out_dtype``. No autograd (a backward
+        through it raises).
+
+    Raises:
+        RuntimeError: naming the argument, for a bad dtype, axis, scale count
+            or size, shape or device, or a GPU below sm89.
+    """
+    return _FP8_SERVING_LINEAR(input, list(weight), list(weight_scale_inv), None if bias is None else list(bias),
+                               axis, out_dtype, fast_accum)
 
 
 def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,

@@ -7,15 +7,18 @@ quantized part by part into one FP8 buffer whose row blocks are the parts, so
 a decode step reads half the bytes of bf16 and one scaled GEMM covers the
 group:
 
-- eagerly, each module quantizes its input (per row or per tensor) and runs
-  one :func:`~splitlinear.ops.scaled_linear`;
+- eagerly, each module runs :func:`~splitlinear.ops.fp8_serving_linear`: its
+  input quantized (per row or per tensor), one scaled GEMM;
 - under ``torch.compile(backend="splitlinear")`` the siblings share one
   activation quantization and one scaled GEMM over the adjacent parts
   (:mod:`splitlinear.fx.serving`), each part keeping its own scale.
 
-Weight scales (``weight_scaling``): ``"tensorwise"`` is one scale per part,
-``"rowwise"`` one per output row (channel-wise; the GEMM's scale is a vector
-over the output columns either way, so it costs the same). Activation scales
+Weight scales (``weight_scaling``): ``"rowwise"`` (the default) is one scale
+per output row (channel-wise, as vLLM's FP8 checkpoints), ``"tensorwise"``
+one per part. The GEMM's weight scale is a vector over the output columns
+either way; with rowwise scales it is the parts' packed scale vectors in
+place, while one scale per part is spread into that vector on every call (a
+small copy). Activation scales
 (``activation_scaling``): ``"rowwise"`` (one per token, computed per call: the
 default, as torchao's and vLLM's dynamic FP8) or ``"tensorwise"``.
 
@@ -83,6 +86,7 @@ class Fp8ServingLinear(nn.Module):
     def __init__(self, weight: Tensor, weight_scale_inv: Tensor, bias: Tensor | None,
                  activation_scaling: Fp8Scaling = "rowwise") -> None:
         super().__init__()
+        _ops()  # registers torch.ops.splitlinear.fp8_serving_linear
         if weight.dtype != _E4M3 or weight.dim() != 2:
             raise ValueError(f"Fp8ServingLinear: weight must be a 2-D float8_e4m3fn tensor, got "
                              f"{weight.dtype} {list(weight.shape)}")
@@ -125,11 +129,9 @@ class Fp8ServingLinear(nn.Module):
         if torch.is_autocast_enabled(input.device.type):
             out_dtype = torch.get_autocast_dtype(input.device.type)
         axis = "rows" if self.activation_scaling == "rowwise" else "tensor"
-        q = torch.ops.splitlinear.fp8_quantize.default(input, _E4M3, axis, None, True, False)
         bias = None if self.bias is None else [self.bias.to(out_dtype)]
-        y = torch.ops.splitlinear.scaled_linear.default(q[0], q[2], [self.weight], self.weight_scale_inv,
-                                                        bias, out_dtype, False)
-        return y.reshape(*input.shape[:-1], self.out_features)
+        return torch.ops.splitlinear.fp8_serving_linear.default(
+            input, [self.weight], [self.weight_scale_inv], bias, axis, out_dtype, False)
 
 
 @dataclass
@@ -210,7 +212,7 @@ def _check_scaling(name: str, value: str) -> None:
         raise ValueError(f"convert_to_fp8_serving: {name} must be one of {FP8_SCALINGS}, got {value!r}")
 
 
-def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "tensorwise",
+def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "rowwise",
                            activation_scaling: Fp8Scaling = "rowwise",
                            fp8_filter: Sequence[str] | Callable[[str], bool] | None = None,
                            groups: Iterable[Sequence[str]] | None = None) -> ServingReport:
@@ -218,7 +220,7 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "te
 
     Every ``nn.Linear`` the filter lets through becomes an
     :class:`Fp8ServingLinear` (in place, same FQN). The members of each group
-    are quantized part by part (``scale_i = 448 / max|W_i|``; or per row) into
+    are quantized row by row (``scale_r = 448 / max|W[r, :]|``; or part by part) into
     one ``float8_e4m3fn`` buffer ``[ΣN_i, K]`` whose row blocks they hold, so
     the compiled model runs one FP8 GEMM per group and decode reads half the
     bytes of bf16. Biases stay in their dtype, packed likewise. The high
@@ -227,8 +229,8 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "te
     Args:
         model: the model, modified in place (CPU or CUDA; ``meta`` for
             structure only, as ``from_pretrained`` does before loading).
-        weight_scaling: ``"tensorwise"`` (one scale per part) or ``"rowwise"``
-            (one per output row).
+        weight_scaling: ``"rowwise"`` (one scale per output row) or
+            ``"tensorwise"`` (one per part).
         activation_scaling: ``"rowwise"`` (one scale per token, per call) or
             ``"tensorwise"``.
         fp8_filter: as the backend option of that name: None skips FQNs

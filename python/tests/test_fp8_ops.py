@@ -280,6 +280,21 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
      "bias has 1 tensors but weight has 2"),
     ("l-cols", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 48)]),
      "weight[0] has 48 columns but input has K = 32"),
+    # fp8_serving_linear
+    ("v-input", lambda: torch.ops.splitlinear.fp8_serving_linear(_e4(4, 32), [_e4(16, 32)], [torch.ones(1)]),
+     "fp8_serving_linear: input has dtype Float8_e4m3fn; FP8 quantization takes"),
+    ("v-axis", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32)], [torch.ones(1)], None, "cols"),
+     'activation axis must be "tensor" or "rows", got "cols"'),
+    ("v-count", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32)] * 2, [torch.ones(1)]),
+     "weight has 2 parts but weight_scale_inv has 1 tensors; one per part"),
+    ("v-scale", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32), _e4(32, 32)],
+                                                                 [torch.ones(16), torch.ones(16)]),
+     "weight_scale_inv[1] has 16 entries; expected 1 or 32"),
+    ("v-weight", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [torch.ones(16, 32)], [torch.ones(1)]),
+     "weight[0] has dtype Float; FP8 means"),
+    ("v-bias", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32)], [torch.ones(1)],
+                                                                [torch.ones(16).half()]),
+     "bias[0] has dtype Half but out_dtype is Float"),
 ]
 
 
@@ -328,6 +343,48 @@ def test_opcheck_scaled_linear(op) -> None:
     b = [ref.fresh(n, dtype=torch.bfloat16) for n in rows]
     torch.library.opcheck(torch.ops.splitlinear.scaled_linear.default,
                           (x8, sx, list(wq.data.split(rows)), wq.row_scale_inv, b), test_utils=FP8_INPUT_TEST_UTILS)
+
+
+def test_opcheck_fp8_serving_linear(op) -> None:
+    x = ref.fresh(3, 5, 32)
+    p = op.fp8_cast_parts([ref.fresh(32, 32), ref.fresh(16, 32)], E4M3)
+    b = [ref.fresh(n) for n in (32, 16)]
+    torch.library.opcheck(torch.ops.splitlinear.fp8_serving_linear.default,
+                          (x, [p.data[:32], p.data[32:]], [p.scale_inv[:1], p.scale_inv[1:]], b),
+                          test_utils=FP8_INPUT_TEST_UTILS)
+
+
+@pytest.mark.parametrize("axis", ["rows", "tensor"])
+@pytest.mark.parametrize("scales", ["adjacent", "separate", "per_part"])
+def test_fp8_serving_linear_is_quantize_then_scaled_linear(op, axis: str, scales: str) -> None:
+    """One call = fp8_quantize of the input, then scaled_linear with the spread weight scales, bit for bit,
+    whether the [N_i] scale vectors are adjacent (used in place), separate (copied) or one per part."""
+    torch.manual_seed(48)
+    rows = [32, 16, 48]
+    x = ref.fresh(2, 7, 64)
+    w = [ref.fresh(n, 64, scale=10.0 ** -i) for i, n in enumerate(rows)]
+    q = op.fp8_quantize(torch.cat(w), E4M3, "rows")
+    parts = list(q.data.split(rows))
+    if scales == "per_part":
+        p = op.fp8_cast_parts(w, E4M3)
+        parts = list(p.data.split(rows))
+        part_scales = [p.scale_inv[i:i + 1] for i in range(len(rows))]
+        spread = p.row_scale_inv
+    else:
+        part_scales = list(q.scale_inv.split(rows))
+        if scales == "separate":
+            part_scales = [s.clone() for s in part_scales]
+        spread = q.scale_inv
+    b = [ref.fresh(n) for n in rows]
+    got = op.fp8_serving_linear(x, parts, part_scales, b, axis=axis)
+    qx = op.fp8_quantize(x, E4M3, "rows" if axis == "rows" else "tensor")
+    want = op.scaled_linear(qx.data.view(2, 7, 64), qx.scale_inv, parts, spread, b, out_dtype=torch.float32)
+    assert got.shape == (2, 7, sum(rows)) and got.dtype == torch.float32
+    assert torch.equal(got, want)
+    # and the float64 emulation of quantize -> dequantize -> GEMM
+    ex = ref.quantize(x, E4M3, "rows" if axis == "rows" else "tensor")
+    gemm = ref.scaled_gemm(ex.data, ex.scale_inv, torch.cat(parts), spread, torch.cat(b))
+    torch.testing.assert_close(got.reshape(-1, sum(rows)).double(), gemm.exact, rtol=1e-6, atol=1e-6)
 
 
 # --- regressions ----------------------------------------------------------------------------

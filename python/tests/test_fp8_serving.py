@@ -80,7 +80,7 @@ def test_group_is_packed_with_per_part_scales(op) -> None:
     with torch.no_grad():
         model["k"].weight.mul_(1e-4)
     originals = {n: model[n].weight.detach().clone() for n in "qkv"}
-    serving.convert_to_fp8_serving(model, groups=[["q", "k", "v"]])
+    serving.convert_to_fp8_serving(model, weight_scaling="tensorwise", groups=[["q", "k", "v"]])
     q, k, v = (model[n] for n in "qkv")
     assert q.weight.untyped_storage().data_ptr() == k.weight.untyped_storage().data_ptr()
     assert k.weight.data_ptr() == q.weight.data_ptr() + q.weight.numel()
@@ -91,6 +91,22 @@ def test_group_is_packed_with_per_part_scales(op) -> None:
         deq = m.weight.float() * m.weight_scale_inv
         rel = ((deq - originals[n]).norm() / originals[n].norm()).item()
         assert rel < 0.04, (n, rel)  # e4m3 with its own scale: a few percent at most
+
+
+def test_rowwise_scales_are_packed_too(op) -> None:
+    """The default (one scale per row): the group's scale vectors are adjacent, so the fused GEMM reads
+    them in place."""
+    torch.manual_seed(14)
+    model = nn.ModuleDict({"gate": nn.Linear(64, 128, bias=False), "up": nn.Linear(64, 128, bias=False)})
+    originals = [model[n].weight.detach().clone() for n in ("gate", "up")]
+    serving.convert_to_fp8_serving(model, groups=[["gate", "up"]])
+    gate, up = model["gate"], model["up"]
+    assert gate.weight_scale_inv.shape == (128,) and up.weight_scale_inv.shape == (128,)
+    assert up.weight_scale_inv.data_ptr() == gate.weight_scale_inv.data_ptr() + 128 * 4
+    for m, w in zip((gate, up), originals):
+        deq = m.weight.float() * m.weight_scale_inv[:, None]
+        row_rel = ((deq - w).norm(dim=1) / w.norm(dim=1)).max().item()
+        assert row_rel < 0.04, row_rel
 
 
 def _fp8_linears(model: nn.Module) -> list[str]:
@@ -199,12 +215,12 @@ def _assert_packed(model: nn.Module) -> None:
 def test_safetensors_and_torch_save_round_trip(op, tmp_path: Path) -> None:
     st = pytest.importorskip("safetensors.torch")
     source = _llama(10)
-    serving.convert_to_fp8_serving(source, weight_scaling="rowwise")
+    serving.convert_to_fp8_serving(source, weight_scaling="tensorwise")
     st.save_model(source, str(tmp_path / "m.safetensors"))
     torch.save(source.state_dict(), tmp_path / "m.pt")
     for load in ("safetensors", "torch"):
         target = _llama(11)  # other random weights, same structure
-        serving.convert_to_fp8_serving(target, weight_scaling="rowwise")
+        serving.convert_to_fp8_serving(target, weight_scaling="tensorwise")
         if load == "safetensors":
             st.load_model(target, str(tmp_path / "m.safetensors"))
         else:
