@@ -206,21 +206,29 @@ __global__ void __launch_bounds__(kThreads, MT == 1 ? 3 : 2)
   }
 }
 
-/// One slot of the pipelined kernel's load cursor: lane (g, t)'s 16 bytes
-/// at byte `off` of K (64 s + 16 t for step s) of the W rows row + 8 j (wp:
-/// row `row` at `off`) and of the x rows (xp: row 16 i + 8 h + g at `off`);
-/// zeros where the slot is not `live` (past the CTA's last iteration), `off`
-/// is past K, or the row is past N or M (never read).
-template <int MT, int NT>
-__device__ __forceinline__ void
-loadStep(uint4 (&wv)[NT], uint4 (&xv)[MT][2], const uint8_t *wp,
-         int64_t ldw, int64_t row, int64_t N, const uint8_t *xp, int64_t ldx,
-         int M, int g, int64_t off, int64_t K, bool live) {
+/// Lane (g, t)'s 16 bytes at byte `off` of K (64 s + 16 t for step s) of
+/// the W rows row + 8 j (wp: row `row` at `off`); zeros where the slot is not
+/// `live` (past the CTA's last iteration), `off` is past K or the row is past
+/// N (never read).
+template <int NT>
+__device__ __forceinline__ void loadW(uint4 (&wv)[NT], const uint8_t *wp,
+                                      int64_t ldw, int64_t row, int64_t N,
+                                      int64_t off, int64_t K, bool live) {
   const uint4 zero = make_uint4(0, 0, 0, 0);
   bool kOk = live && off < K;
 #pragma unroll
   for (int j = 0; j < NT; ++j)
     wv[j] = kOk && row + 8 * j < N ? loadStreaming(wp + 8 * j * ldw) : zero;
+}
+
+/// The same for the x rows 16 i + 8 h + g (xp: row g at `off`); zeros for
+/// rows past M (never read).
+template <int MT>
+__device__ __forceinline__ void loadX(uint4 (&xv)[MT][2], const uint8_t *xp,
+                                      int64_t ldx, int M, int g, int64_t off,
+                                      int64_t K, bool live) {
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  bool kOk = live && off < K;
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -235,34 +243,43 @@ loadStep(uint4 (&wv)[NT], uint4 (&xv)[MT][2], const uint8_t *wp,
 /// fit the basic kernel's 80 registers without spilling (ptxas -v, sm90).
 constexpr int kPipelinedCtas = 2;
 
-/// The pipelined kernel's stages: the most that ptxas fits in 128 registers
-/// (sm90) with no spill (one m-tile) or at most 56 bytes (two). One m-tile:
-/// 4 KiB of W per warp in flight, 64 KiB per SM.
-template <int MT, int NT> constexpr int pipelinedStages() {
-  return MT == 1 ? 8 / NT : 4 / NT;
+/// The pipelined kernel's stages of W (U) and of x (V, dividing U): x comes
+/// from L2, so fewer steps ahead cover its latency, and the registers it
+/// leaves go to W. The most that ptxas fits in 128 registers (sm90 -v): one
+/// m-tile 6 + 2 (16-row tiles, no spill) or 3 + 1 (32-row, 16-24 bytes),
+/// both 6 KiB of W per warp in flight (96 KiB per SM); two m-tiles 2 + 1 or
+/// 1 + 1 (up to 56 bytes).
+template <int MT, int NT> constexpr int pipelinedStagesW() {
+  return MT == 1 ? (NT == 2 ? 6 : 3) : (NT == 2 ? 2 : 1);
+}
+template <int MT, int NT> constexpr int pipelinedStagesX() {
+  return MT == 1 ? (NT == 2 ? 2 : 1) : 1;
 }
 
 /// The pipelined variant (see the file header): the same tiles, warps and
 /// sums as decodeGemmKernel, but CTA b takes tiles [b P, b P + P) of
 /// ceil(N / 8 NT) (P = tilesPerCta, the last CTA fewer) and each warp runs
-/// one software pipeline of U register stages over all its (tile, k-step)
-/// iterations: tile by tile, steps warp, warp + kWarps, ... up to
+/// one software pipeline over all its (tile, k-step) iterations, with U
+/// register stages of W and V of x, each refilled right after its MMAs. The
+/// iterations go tile by tile, steps warp, warp + kWarps, ... up to
 /// ceil(steps / kWarps) of them (those past K load zeros, as in the basic
 /// kernel, so every warp of a CTA runs the same iterations and the barriers
-/// of the tile ends are uniform). Launch: kThreads threads,
-/// ceil(tiles / P) CTAs.
-template <int MT, int NT, int U, typename T>
+/// of the tile ends are uniform). Launch: kThreads threads, ceil(tiles / P)
+/// CTAs.
+template <int MT, int NT, int U, int V, typename T>
 __global__ void __launch_bounds__(kThreads, kPipelinedCtas)
-    decodeGemmPipelinedKernel(
-        const uint8_t *__restrict__ x, int64_t ldx,
-        const uint8_t *__restrict__ w, int64_t ldw, T *__restrict__ y,
-        int64_t ldy, const float *__restrict__ sx,
-        const float *__restrict__ sw, const T *__restrict__ bias, int M,
-        int64_t N, int64_t K, int outerVector, int64_t tilesPerCta) {
+    decodeGemmPipelinedKernel(const uint8_t *__restrict__ x, int64_t ldx,
+                              const uint8_t *__restrict__ w, int64_t ldw,
+                              T *__restrict__ y, int64_t ldy,
+                              const float *__restrict__ sx,
+                              const float *__restrict__ sw,
+                              const T *__restrict__ bias, int M, int64_t N,
+                              int64_t K, int outerVector, int64_t tilesPerCta) {
   constexpr int kRows = 16 * MT, kTileN = 8 * NT;
   // Outputs of a tile per thread in the epilogue.
   constexpr int kPerThread = kRows * kTileN / kThreads;
   static_assert(kRows * kTileN % kThreads == 0, "whole epilogue rounds");
+  static_assert(U % V == 0, "x stage of iteration i0 + u is u % V");
   __shared__ float partial[kWarps][kRows][kTileN];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -298,31 +315,42 @@ __global__ void __launch_bounds__(kThreads, kPipelinedCtas)
     }
   };
 
-  // The load cursor: the next iteration to load is step warp + kWarps ldP
-  // (byte ldOff of K) of W row ldRow (its tile's first row + g, at wp);
-  // ldLeft iterations are left to load.
-  int ldP = 0, ldLeft = total;
-  int64_t ldRow = firstTile * kTileN + g, ldOff = warp * kStepK + 16 * t;
-  const uint8_t *wp = w + min(ldRow, N - 1) * ldw + ldOff;
-  // Loads the next iteration into stage u and advances the cursor.
-  auto issue = [&](uint4(&wv)[NT], uint4(&xv)[MT][2]) {
-    loadStep<MT, NT>(wv, xv, wp, ldw, ldRow, N, xLane + ldOff, ldx, M, g,
-                     ldOff, K, ldLeft > 0);
-    --ldLeft;
-    if (++ldP < perWarp) {
-      ldOff += kWarps * kStepK;
+  // The W cursor: the next iteration to load is step warp + kWarps wP
+  // (byte wOff of K) of W row wRow (its tile's first row + g, at wp);
+  // wLeft iterations are left to load. The x cursor likewise (x rows do not
+  // change from tile to tile).
+  const int64_t firstOff = warp * kStepK + 16 * t;
+  int wP = 0, wLeft = total, xP = 0, xLeft = total;
+  int64_t wRow = firstTile * kTileN + g, wOff = firstOff, xOff = firstOff;
+  const uint8_t *wp = w + min(wRow, N - 1) * ldw + wOff;
+  auto issueW = [&](uint4(&wv)[NT]) {
+    loadW<NT>(wv, wp, ldw, wRow, N, wOff, K, wLeft-- > 0);
+    if (++wP < perWarp) {
+      wOff += kWarps * kStepK;
       wp += kWarps * kStepK;
     } else {
-      ldP = 0;
-      ldOff = warp * kStepK + 16 * t;
-      ldRow += kTileN;
-      wp = w + min(ldRow, N - 1) * ldw + ldOff;
+      wP = 0;
+      wOff = firstOff;
+      wRow += kTileN;
+      wp = w + min(wRow, N - 1) * ldw + wOff;
     }
   };
-  uint4 wv[U][NT], xv[U][MT][2];
+  auto issueX = [&](uint4(&xv)[MT][2]) {
+    loadX<MT>(xv, xLane + xOff, ldx, M, g, xOff, K, xLeft-- > 0);
+    if (++xP < perWarp) {
+      xOff += kWarps * kStepK;
+    } else {
+      xP = 0;
+      xOff = firstOff;
+    }
+  };
+  uint4 wv[U][NT], xv[V][MT][2];
 #pragma unroll
   for (int u = 0; u < U; ++u)
-    issue(wv[u], xv[u]);
+    issueW(wv[u]);
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    issueX(xv[v]);
 
   float acc[MT][NT][4];
 #pragma unroll
@@ -343,11 +371,13 @@ __global__ void __launch_bounds__(kThreads, kPipelinedCtas)
     for (int u = 0; u < U; ++u) {
       if (i0 + u >= total) // the same for every thread of the CTA
         break;
-      mmaStep<MT, NT>(acc, wv[u], xv[u]);
-      // Refill this stage with the iteration U ahead.
-      issue(wv[u], xv[u]);
+      mmaStep<MT, NT>(acc, wv[u], xv[u % V]);
+      // Refill these stages with the iterations U and V ahead.
+      issueW(wv[u]);
+      issueX(xv[u % V]);
       if (++p < perWarp)
         continue;
+      p = 0;
       // The tile's last step: reduce over the warps as the basic kernel does
       // (C fragment element r of lane (g, t): row g + 8 (r / 2), column
       // 2 t + r % 2 of its 16 x 8 tile), with the stages' loads in flight.
@@ -381,7 +411,6 @@ __global__ void __launch_bounds__(kThreads, kPipelinedCtas)
       }
       // partial is written again at the next tile's end.
       __syncthreads();
-      p = 0;
       if (++tile < endTile)
         loadEpilogue(tile);
     }
@@ -405,12 +434,12 @@ cudaError_t launchTyped(const DecodeGemmArgs &a, cudaStream_t stream) {
     }
     dim3 grid(static_cast<unsigned>((tiles + perCta - 1) / perCta));
     return launchKernel(
-        decodeGemmPipelinedKernel<MT, NT, pipelinedStages<MT, NT>(), T>,
-        grid, dim3(kThreads), stream,
-        static_cast<const uint8_t *>(a.x), a.ldx,
+        decodeGemmPipelinedKernel<MT, NT, pipelinedStagesW<MT, NT>(),
+                                  pipelinedStagesX<MT, NT>(), T>,
+        grid, dim3(kThreads), stream, static_cast<const uint8_t *>(a.x), a.ldx,
         static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
-        a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M),
-        a.N, a.K, a.outerVector ? 1 : 0, perCta);
+        a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
+        a.K, a.outerVector ? 1 : 0, perCta);
   }
   dim3 grid(static_cast<unsigned>(tiles));
   return launchKernel(decodeGemmKernel<MT, NT, U, T>, grid, dim3(kThreads),
