@@ -182,9 +182,9 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
   // N: one tile of 16; parts 64 + 16 + 16; 208 (a half 32-row tile);
   // 32 sms - 16, one wave of 32-row tiles, the last one half full, when
   // SPLITLINEAR_FP8_DECODE_TILE_N=32 forces those (scripts/gpu runs both);
-  // and 48 sms + 8 (small K only), 3 sms + 1 tiles of 16 rows: the pipelined
-  // kernel gives its CTAs 2 each (2 CTAs per SM), the last tile half full.
-  const int64_t wide = 32 * int64_t(sms) - 16, tall = 48 * int64_t(sms) + 8;
+  // and 48 sms + 16 (small K only), 3 sms + 1 tiles of 16 rows: the
+  // pipelined kernel gives its CTAs 2 each (2 CTAs per SM), the last CTA 1.
+  const int64_t wide = 32 * int64_t(sms) - 16, tall = 48 * int64_t(sms) + 16;
   struct Shape {
     int64_t N;
     std::vector<int64_t> parts;
