@@ -291,8 +291,8 @@ __global__ void __launch_bounds__(kThreads, kPipelinedCtas)
   const int perWarp = int((steps + kWarps - 1) / kWarps);
   const int total = int(endTile - firstTile) * perWarp;
 
-  // x row g at this lane's 16 bytes (rows past M are never read).
-  const uint8_t *xLane = x + (g < M ? g : 0) * ldx + 16 * t;
+  // x row g (rows past M are never read); the cursors add the k offset.
+  const uint8_t *xLane = x + (g < M ? g : 0) * ldx;
 
   // The epilogue's operands: output e = threadIdx.x + kThreads q is row
   // e / kTileN, column e % kTileN of the tile. sx once, sw and bias per tile,
