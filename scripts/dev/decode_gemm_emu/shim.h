@@ -11,6 +11,13 @@
 #include <cstring>
 #include <vector_functions.h>
 #include <vector_types.h>
+// vector_types.h defines these for the host compiler too.
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __shared__
 #define __global__
 #define __device__
 #define __host__
