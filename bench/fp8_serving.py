@@ -12,6 +12,7 @@ compiles in the same process):
 - ``splitlinear_fp8``: ``splitlinear.serving.convert_to_fp8_serving`` (defaults: one weight scale
   per row, FP8 activations per row), then as ``splitlinear_bf16``;
 - ``splitlinear_fp8_tw``: the same with one weight scale per part (``weight_scaling="tensorwise"``);
+- ``splitlinear_fp8_all``: ``splitlinear_fp8`` with ``lm_head`` in FP8 too (``fp8_filter=[]``);
 - ``torchao_fp8``: torchao ``Float8DynamicActivationFloat8WeightConfig(PerRow())`` on every
   linear but ``lm_head``, then Inductor ``reduce-overhead``.
 
@@ -43,7 +44,8 @@ import torch.nn as nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import cuda_time_ms  # noqa: E402
 
-VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_tw", "torchao_fp8"]
+VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_tw", "splitlinear_fp8_all",
+            "torchao_fp8"]
 FLOOR_BYTES_PER_S = 4.3e12
 NEW_TOKENS = 64
 PROMPT = 16
@@ -63,7 +65,8 @@ def _model(variant: str) -> nn.Module:
     if variant.startswith("splitlinear_fp8"):
         from splitlinear.serving import convert_to_fp8_serving
 
-        convert_to_fp8_serving(model, weight_scaling="tensorwise" if variant.endswith("_tw") else "rowwise")
+        convert_to_fp8_serving(model, weight_scaling="tensorwise" if variant.endswith("_tw") else "rowwise",
+                               fp8_filter=[] if variant.endswith("_all") else None)
     elif variant == "torchao_fp8":
         from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow, quantize_
 
@@ -165,9 +168,14 @@ def _generate(model: nn.Module, variant: str) -> list[dict[str, Any]]:
     return rows
 
 
-def worker(variant: str, path: str, skip_generate: bool) -> None:
+def worker(variant: str, path: str, skip_generate: bool, skip_decode: bool) -> None:
     model = _model(variant)
     weight_bytes = _weight_bytes(model)
+    if skip_decode:
+        row = {"variant": variant, "weight_bytes": weight_bytes, "generate": _generate(model, variant)}
+        with open(path, "w") as f:
+            json.dump(row, f)
+        return
     ids = torch.randint(0, 32000, (16, 1), device="cuda")
     fn = _compiled(model, variant)
 
@@ -203,9 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", choices=VARIANTS)
     parser.add_argument("--variants", nargs="+", default=VARIANTS, choices=VARIANTS)
     parser.add_argument("--skip-generate", action="store_true")
+    parser.add_argument("--skip-decode", action="store_true", help="only the generate rows")
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.worker, args.json, args.skip_generate)
+        worker(args.worker, args.json, args.skip_generate, args.skip_decode)
         return 0
     rows = []
     for variant in args.variants:
@@ -213,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", variant, "--json", path]
         if args.skip_generate:
             cmd.append("--skip-generate")
+        if args.skip_decode:
+            cmd.append("--skip-decode")
         print(f"== {variant}", flush=True)
         proc = subprocess.run(cmd)
         if proc.returncode != 0 or not os.path.exists(path):
@@ -221,9 +232,11 @@ def main(argv: list[str] | None = None) -> int:
         with open(path) as f:
             rows.append(json.load(f))
         os.remove(path)
-    base = next((r["decode_ms"] for r in rows if r["variant"] == "inductor_bf16"), None)
+    base = next((r["decode_ms"] for r in rows if r["variant"] == "inductor_bf16" and "decode_ms" in r), None)
     print("\ndecode 16x1, no-cache forward, reduce-overhead (ms; first call s; peak MB; weight floor ms)")
     for r in rows:
+        if "decode_ms" not in r:
+            continue
         ratio = f"{base / r['decode_ms']:.2f}x Inductor bf16" if base else ""
         print(f"{r['variant']:<22} {r['decode_ms']:8.3f} ms  first {r['first_call_s']:6.1f} s  "
               f"peak {r['peak_mb']:8.0f} MB  floor {r['floor_ms']:.3f}  {ratio}")

@@ -129,7 +129,7 @@ class Fp8ServingLinear(nn.Module):
         if torch.is_autocast_enabled(input.device.type):
             out_dtype = torch.get_autocast_dtype(input.device.type)
         axis = "rows" if self.activation_scaling == "rowwise" else "tensor"
-        bias = None if self.bias is None else [self.bias.to(out_dtype)]
+        bias = None if self.bias is None else [self.bias if self.bias.dtype == out_dtype else self.bias.to(out_dtype)]
         return torch.ops.splitlinear.fp8_serving_linear.default(
             input, [self.weight], [self.weight_scale_inv], bias, axis, out_dtype, False)
 

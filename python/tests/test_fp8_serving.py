@@ -145,9 +145,18 @@ def test_tied_and_unaligned_linears_are_skipped(op) -> None:
         serving.convert_to_fp8_serving(odd, groups=[["a", "nope"]])
 
 
+def _qwen2(seed: int, device: str = "cpu", dtype: torch.dtype = torch.float32) -> nn.Module:
+    """Qwen2: q/k/v with biases."""
+    torch.manual_seed(seed)
+    cfg = transformers.Qwen2Config(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=96)
+    return transformers.Qwen2ForCausalLM(cfg).to(device=device, dtype=dtype).eval()
+
+
 @pytest.mark.parametrize("fallback", ["eager", "inductor"])
-def test_compiled_fuses_siblings(op, device: str, fallback: str) -> None:
-    model = _llama(7, device=device)
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_compiled_fuses_siblings(op, device: str, fallback: str, arch: str) -> None:
+    model = (_llama if arch == "llama" else _qwen2)(7, device=device)
     serving.convert_to_fp8_serving(model)
     ids = torch.randint(0, 96, (2, 9), device=device)
     with torch.no_grad():
@@ -160,6 +169,21 @@ def test_compiled_fuses_siblings(op, device: str, fallback: str) -> None:
     # 4 fused groups and 4 lone linears (o_proj, down_proj), all on packed parts: no copies.
     assert stats["scaled_views"] == 8 and stats["scaled_cats"] == 0 and stats["scaled_per_part_gemms"] == 0
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_under_autocast_fuses_biased_siblings(op) -> None:
+    """bf16 autocast over a float32 model: the fp32 biases are cast per call, and the siblings
+    still share one GEMM (the casts move before it)."""
+    model = _qwen2(15)
+    serving.convert_to_fp8_serving(model)
+    ids = torch.randint(0, 96, (2, 7))
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        want = model(ids).logits
+        splitlinear.reset_stats()
+        got = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(ids).logits
+    assert want.dtype == torch.bfloat16 and got.dtype == torch.bfloat16
+    assert splitlinear.stats()["serving_groups_fused"] == 4
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 def test_compiled_dynamic_batch_and_inference_mode(op) -> None:

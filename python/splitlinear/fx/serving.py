@@ -11,8 +11,8 @@ place when they are adjacent in one storage (``convert_to_fp8_serving``
 packs them so), which it checks on every call.
 
 A later member joins only when every tensor it reads exists before the first
-member runs (weights and scales are graph inputs in practice); the others
-stay as they are.
+member runs (weights and scales are graph inputs in practice; a bias cast to
+the autocast dtype is moved up); the others stay as they are.
 """
 
 from __future__ import annotations
@@ -56,6 +56,17 @@ def _key(node: fx.Node, target: Any) -> tuple[Any, ...] | None:
     return (x, axis, out_dtype, fast, bias is None)
 
 
+def _movable_inputs(member: fx.Node, head: fx.Node, order: dict[fx.Node, int]) -> list[fx.Node] | None:
+    """The inputs of ``member`` computed after ``head`` that may move before it (a dtype cast
+    of a tensor that exists there: a bias under autocast), or None when another one is."""
+    late = [i for i in member.all_input_nodes if order[i] > order[head]]
+    for node in late:
+        if not (node.op == "call_method" and node.target == "to" and len(node.users) == 1
+                and all(order[j] < order[head] for j in node.all_input_nodes)):
+            return None
+    return late
+
+
 def fuse_serving_siblings(graph: fx.Graph) -> int:
     """Fuse sibling FP8 serving calls of ``graph`` in place; return the number of groups fused."""
     target = _serving_op()
@@ -70,9 +81,12 @@ def fuse_serving_siblings(graph: fx.Graph) -> int:
     fused = 0
     for members in groups.values():
         head = members[0]
-        members = [head] + [m for m in members[1:] if all(order[i] < order[head] for i in m.all_input_nodes)]
+        members = [head] + [m for m in members[1:] if _movable_inputs(m, head, order) is not None]
         if len(members) < 2:
             continue
+        for m in members[1:]:
+            for node in _movable_inputs(m, head, order) or []:
+                head.prepend(node)
         x, _, _, bias, axis, out_dtype, fast = head.args
         weights = [w for m in members for w in m.args[1]]
         scales = [s for m in members for s in m.args[2]]
