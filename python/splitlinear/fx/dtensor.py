@@ -43,6 +43,7 @@ import torch
 import torch.fx as fx
 
 from .model import LinearFn, LinearSite, Region, node_tensor, node_value
+from .rewrite import copy_meta, erase_dead, fake_mode_of, observes_strides, propagation_context, region_anchor
 
 __all__ = [
     "canonicalize_inputs",
@@ -234,14 +235,7 @@ def _final_users(node: fx.Node) -> list[fx.Node]:
 
 def _needs_contiguous(site_out: fx.Node) -> bool:
     """The local result reaches a graph output or a ``view`` (strides observable)."""
-    for user in _final_users(site_out):
-        if user.op == "output":
-            return True
-        if user.op == "call_method" and user.target in ("view", "view_as"):
-            return True
-        if user.op == "call_function" and user.target in (torch.Tensor.view, torch.Tensor.view_as):
-            return True
-    return False
+    return observes_strides(_final_users(site_out))
 
 
 def _grad_placements(region: Region) -> tuple[Any, ...]:
@@ -264,14 +258,10 @@ def rewrite_dtensor_region(gm: fx.GraphModule, region: Region, linear_fn: Linear
             failed, or would give a site another local dtype or shape (the
             graph is untouched).
     """
-    from .rewrite import _copy_meta, _erase_dead, _fake_mode, _propagation_context, _resolve_replaced
-
     if replaced is None:
         replaced = {}
-    _resolve_replaced(region, replaced)
     graph = gm.graph
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    anchor = min((s.out for s in region.sites), key=lambda n: order[n])
+    anchor = region_anchor(graph, region, replaced)
     w_nodes = [r.node for r in region.weight_parts]
     b_nodes = None if region.bias_parts is None else [r.node for r in region.bias_parts]
     # The input's gradient placement is one for the whole region: siblings must agree.
@@ -284,7 +274,7 @@ def rewrite_dtensor_region(gm: fx.GraphModule, region: Region, linear_fn: Linear
     b_locals = None if b_nodes is None else [local_tensor(n) for n in b_nodes]
     sizes = [sum(local_tensor(r.node).shape[0] for r in s.weight_parts) for s in region.sites]
     try:
-        with _propagation_context(_fake_mode([x_local, *w_locals]), region.sites[0].autocast):
+        with propagation_context(fake_mode_of([x_local, *w_locals]), region.sites[0].autocast):
             out_local = linear_fn(x_local, w_locals, b_locals)
             offsets = list(itertools.accumulate(sizes, initial=0))
             narrows = [out_local.narrow(-1, off, n) for off, n in zip(offsets, sizes)]
@@ -302,7 +292,7 @@ def rewrite_dtensor_region(gm: fx.GraphModule, region: Region, linear_fn: Linear
     def emit(target: Callable[..., Any], args: tuple[Any, ...], value: Any, meta_from: fx.Node) -> fx.Node:
         node = graph.call_function(target, args)
         node.meta["example_value"] = value
-        _copy_meta(meta_from, node)
+        copy_meta(meta_from, node)
         return node
 
     with graph.inserting_before(anchor):
@@ -317,9 +307,9 @@ def rewrite_dtensor_region(gm: fx.GraphModule, region: Region, linear_fn: Linear
             if _needs_contiguous(site.out):
                 part = graph.call_method("contiguous", (part,))
                 part.meta["example_value"] = dense[i]
-                _copy_meta(site.out, part)
+                copy_meta(site.out, part)
             rebuilt = emit(_from_local(out.device_mesh, tuple(out.placements), out.shape, out.stride()),
                            (part,), out, site.out)
             site.out.replace_all_uses_with(rebuilt)
             replaced[site.out] = rebuilt
-    _erase_dead(graph, region)
+    erase_dead(graph, region)

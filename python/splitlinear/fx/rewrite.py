@@ -26,9 +26,10 @@ from .model import LinearFn, PartRef, Region, node_tensor, node_value, static_in
 _VIEW_METHODS: frozenset[str] = frozenset({"view", "view_as"})
 
 
-def _needs_contiguous(node: fx.Node) -> bool:
-    """A horizontal output is a strided view; make it dense where strides are observable."""
-    for user in node.users:
+def observes_strides(users: Iterable[fx.Node]) -> bool:
+    """One of ``users`` is a graph output or a ``view``: a strided narrow of the op's output
+    must be made dense for it (shared by the DTensor rewrite)."""
+    for user in users:
         if user.op == "output":
             return True
         if user.op == "call_method" and user.target in _VIEW_METHODS:
@@ -38,7 +39,12 @@ def _needs_contiguous(node: fx.Node) -> bool:
     return False
 
 
-def _fake_mode(values: Iterable[Any]) -> Any:
+def _needs_contiguous(node: fx.Node) -> bool:
+    """A horizontal output is a strided view; make it dense where strides are observable."""
+    return observes_strides(node.users)
+
+
+def fake_mode_of(values: Iterable[Any]) -> Any:
     """The fake mode the example values belong to (not the tracing context's: Dynamo
     hands backends a fresh one), or ``None`` if they are real tensors."""
     from torch._subclasses.fake_tensor import FakeTensor
@@ -49,13 +55,13 @@ def _fake_mode(values: Iterable[Any]) -> Any:
     return None
 
 
-def _copy_meta(src: fx.Node, dst: fx.Node) -> None:
+def copy_meta(src: fx.Node, dst: fx.Node) -> None:
     for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
         if key in src.meta:
             dst.meta[key] = src.meta[key]
 
 
-def _resolve_replaced(region: Region, replaced: dict[fx.Node, fx.Node]) -> None:
+def resolve_replaced(region: Region, replaced: dict[fx.Node, fx.Node]) -> None:
     """Point ``region`` at the replacements of nodes an earlier rewrite erased (chained regions)."""
 
     def resolve(node: fx.Node) -> fx.Node:
@@ -93,7 +99,7 @@ def _ref_value(ref: PartRef) -> Any:
 
 
 @contextlib.contextmanager
-def _propagation_context(fake_mode: Any, autocast: tuple[str, torch.dtype] | None) -> Iterator[None]:
+def propagation_context(fake_mode: Any, autocast: tuple[str, torch.dtype] | None) -> Iterator[None]:
     """The state fake propagation runs in: the graph's fake mode, the site's autocast state, identity hooks."""
     ctx = fake_mode if fake_mode is not None else contextlib.nullcontext()
     # The op's Autocast kernel decides the dtype: run it in the site's autocast state.
@@ -114,9 +120,9 @@ def _propagate(region: Region, linear_fn: LinearFn) -> _Examples:
     """
     w_refs, b_refs = region.weight_parts, region.bias_parts
     x_value = node_value(region.input)
-    fake_mode = _fake_mode([x_value] + [node_value(r.node) for r in w_refs])
+    fake_mode = fake_mode_of([x_value] + [node_value(r.node) for r in w_refs])
     try:
-        with _propagation_context(fake_mode, region.sites[0].autocast):
+        with propagation_context(fake_mode, region.sites[0].autocast):
             w_vals = [_ref_value(r) for r in w_refs]
             b_vals = None if b_refs is None else [_ref_value(r) for r in b_refs]
             out_val = linear_fn(x_value, w_vals, b_vals)
@@ -158,7 +164,7 @@ def _emit_call(graph: fx.Graph, region: Region, linear_fn: LinearFn, example: _E
                else [emit_ref(r, v) for r, v in zip(region.bias_parts, example.biases)])
     call = graph.call_function(linear_fn, (region.input, w_nodes, b_nodes))
     call.meta["example_value"] = example.out
-    _copy_meta(anchor, call)
+    copy_meta(anchor, call)
     return call
 
 
@@ -172,18 +178,18 @@ def _redirect_sites(graph: fx.Graph, region: Region, call: fx.Node, example: _Ex
         else:
             replacement = graph.call_function(torch.narrow, (call, -1, offset, site.out_features))
             replacement.meta["example_value"] = example.narrows[i]
-            _copy_meta(site.out, replacement)
+            copy_meta(site.out, replacement)
             if _needs_contiguous(site.out):
                 dense = graph.call_method("contiguous", (replacement,))
                 dense.meta["example_value"] = example.dense[i]
-                _copy_meta(site.out, dense)
+                copy_meta(site.out, dense)
                 replacement = dense
         offset += site.out_features
         site.out.replace_all_uses_with(replacement)
         replaced[site.out] = replacement
 
 
-def _erase_dead(graph: fx.Graph, region: Region) -> None:
+def erase_dead(graph: fx.Graph, region: Region) -> None:
     """Erase the sites' outputs, intermediates and bypassed ``torch.cat`` nodes that nothing uses now."""
     erased: set[fx.Node] = set()
     for site in region.sites:
@@ -191,6 +197,14 @@ def _erase_dead(graph: fx.Graph, region: Region) -> None:
             if node not in erased and not node.users and node.op not in ("placeholder", "output"):
                 graph.erase_node(node)
                 erased.add(node)
+
+
+def region_anchor(graph: fx.Graph, region: Region, replaced: dict[fx.Node, fx.Node]) -> fx.Node:
+    """Point ``region`` at earlier rewrites' replacements (``replaced``), then return its first
+    site output in graph order: where the replacement call goes."""
+    resolve_replaced(region, replaced)
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    return min((s.out for s in region.sites), key=lambda n: order[n])
 
 
 def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
@@ -214,14 +228,12 @@ def rewrite_region(gm: fx.GraphModule, region: Region, linear_fn: LinearFn,
     """
     if replaced is None:
         replaced = {}
-    _resolve_replaced(region, replaced)
     graph = gm.graph
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    anchor = min((s.out for s in region.sites), key=lambda n: order[n])
+    anchor = region_anchor(graph, region, replaced)
     # Fake propagation and checks first: a failure leaves the graph untouched.
     example = _propagate(region, linear_fn)
     _check_like_sites(region, example.narrows)
     with graph.inserting_before(anchor):
         call = _emit_call(graph, region, linear_fn, example, anchor)
         _redirect_sites(graph, region, call, example, replaced)
-    _erase_dead(graph, region)
+    erase_dead(graph, region)
