@@ -310,7 +310,7 @@ def _record_in_config(model: nn.Module, report: ServingReport, weight_scaling: s
     """A transformers model: record the conversion in ``config.quantization_config`` (what
     ``save_pretrained`` writes and ``from_pretrained`` replays)."""
     config = getattr(model, "config", None)
-    if config is None or not hasattr(config, "to_dict"):
+    if not _WITH_TRANSFORMERS or config is None or not hasattr(config, "to_dict"):
         return
     from .hf_quantizer import SplitLinearFp8Config
 
@@ -370,11 +370,15 @@ def _pack_buffers(members: Sequence[Fp8ServingLinear], name: str) -> None:
         offset += n
 
 
-def _register_with_transformers() -> None:
-    import importlib.util
+def _register_with_transformers() -> bool:
+    """Registers quant_method ``"splitlinear_fp8"`` when transformers is installed."""
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        return False
+    from . import hf_quantizer  # noqa: F401
 
-    if importlib.util.find_spec("transformers") is not None:
-        from . import hf_quantizer  # noqa: F401  (registers quant_method "splitlinear_fp8")
+    return True
 
 
-_register_with_transformers()
+_WITH_TRANSFORMERS = _register_with_transformers()
