@@ -29,24 +29,31 @@ from transformers.quantizers.auto import (
 )
 from transformers.utils.quantization_config import QuantizationConfigMixin
 
-from . import serving
+from . import serving  # noqa: I001  (serving imports this module at its end)
 
 __all__ = ["SplitLinearFp8Config", "SplitLinearFp8Quantizer"]
 
 
 class SplitLinearFp8Config(QuantizationConfigMixin):
-    """What ``config.json`` records of a conversion: the converted groups (FQNs, output order) and the scalings."""
+    """What ``config.json`` records of the conversions: each converted group (FQNs in output
+    order) with its weight and activation scalings."""
 
-    def __init__(self, groups: Sequence[Sequence[str]] = (), weight_scaling: str = "tensorwise",
-                 activation_scaling: str = "rowwise", **kwargs: Any) -> None:
+    def __init__(self, groups: Sequence[serving.ConvertedGroup | dict[str, Any]] = (), **kwargs: Any) -> None:
         self.quant_method = serving.QUANT_METHOD
-        self.groups = [list(g) for g in groups]
-        self.weight_scaling = weight_scaling
-        self.activation_scaling = activation_scaling
+        self.groups = [g if isinstance(g, serving.ConvertedGroup) else serving.ConvertedGroup.from_dict(g)
+                       for g in groups]
+
+    @classmethod
+    def from_any(cls, record: Any) -> SplitLinearFp8Config:
+        """``record`` (this class, or its dict form as a config may hold it) as this class."""
+        if isinstance(record, cls):
+            return record
+        if isinstance(record, dict):
+            return cls(groups=record.get("groups", ()))
+        return cls(groups=getattr(record, "groups", ()))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quant_method": self.quant_method, "groups": self.groups,
-                "weight_scaling": self.weight_scaling, "activation_scaling": self.activation_scaling}
+        return {"quant_method": self.quant_method, "groups": [g.to_dict() for g in self.groups]}
 
 
 class SplitLinearFp8Quantizer(HfQuantizer):
@@ -60,8 +67,7 @@ class SplitLinearFp8Quantizer(HfQuantizer):
                              "then call splitlinear.serving.convert_to_fp8_serving(model)")
 
     def _process_model_before_weight_loading(self, model: Any, **kwargs: Any) -> None:
-        cfg = self.quantization_config
-        serving.replay_conversion(model, cfg.groups, cfg.weight_scaling, cfg.activation_scaling)
+        serving.replay_conversion(model, self.quantization_config.groups)
 
     def _process_model_after_weight_loading(self, model: Any, **kwargs: Any) -> Any:
         serving.repack(model, self.quantization_config.groups)

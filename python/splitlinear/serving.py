@@ -47,7 +47,7 @@ from ._logging import logger
 from .options import DEFAULT_FP8_SKIP
 from .packing import find_sibling_groups, install_whole_state_dict_hook
 
-__all__ = ["Fp8ServingLinear", "ServingReport", "Fp8Scaling", "convert_to_fp8_serving"]
+__all__ = ["ConvertedGroup", "Fp8Scaling", "Fp8ServingLinear", "ServingReport", "convert_to_fp8_serving"]
 
 #: How scales are taken: one per tensor (for weights: per part) or one per row.
 Fp8Scaling = Literal["tensorwise", "rowwise"]
@@ -102,6 +102,8 @@ class Fp8ServingLinear(nn.Module):
         self.weight = nn.Parameter(weight, requires_grad=False)
         self.register_buffer("weight_scale_inv", weight_scale_inv)
         self.bias = None if bias is None else nn.Parameter(bias, requires_grad=False)
+        self.register_state_dict_post_hook(_flatten_weight_entry)
+        self.register_load_state_dict_pre_hook(_unflatten_weight_entry)
 
     def extra_repr(self) -> str:
         scaling = "tensorwise" if self.weight_scale_inv.numel() == 1 else "rowwise"
@@ -125,6 +127,11 @@ class Fp8ServingLinear(nn.Module):
             raise RuntimeError("Fp8ServingLinear: the input requires a gradient, but FP8 serving weights have "
                                "no backward (convert_to_fp8_serving is for inference: run under "
                                "torch.no_grad() or torch.inference_mode())")
+        if input.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+            raise RuntimeError(f"Fp8ServingLinear({self.in_features}, {self.out_features}): the input is already "
+                               f"{input.dtype}; this module quantizes its input itself. Code that casts "
+                               "activations to `module.weight.dtype` (FP8 here) cannot use it: leave that module "
+                               "out with fp8_filter")
         out_dtype = input.dtype
         if torch.is_autocast_enabled(input.device.type):
             out_dtype = torch.get_autocast_dtype(input.device.type)
@@ -132,6 +139,24 @@ class Fp8ServingLinear(nn.Module):
         bias = None if self.bias is None else [self.bias if self.bias.dtype == out_dtype else self.bias.to(out_dtype)]
         return torch.ops.splitlinear.fp8_serving_linear.default(
             input, [self.weight], [self.weight_scale_inv], bias, axis, out_dtype, False)
+
+
+def _flatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefix: str,
+                          local_metadata: dict[str, Any]) -> None:
+    """Checkpoints hold the FP8 weight flattened to ``[out_features * in_features]``: a loader that
+    does not know the format (a plain ``nn.Linear``, transformers without the ``splitlinear_fp8``
+    quantizer) fails with a size mismatch instead of taking FP8 bytes without their scales."""
+    key = prefix + "weight"
+    value = state_dict.get(key)
+    if isinstance(value, Tensor) and not isinstance(value, nn.Parameter) and value.dim() == 2:
+        state_dict[key] = value.reshape(-1)
+
+
+def _unflatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+    key = prefix + "weight"
+    value = state_dict.get(key)
+    if isinstance(value, Tensor) and value.dim() == 1 and value.numel() == module.weight.numel():
+        state_dict[key] = value.view(module.weight.shape)
 
 
 @dataclass
@@ -149,6 +174,16 @@ def _allowed(fp8_filter: Sequence[str] | Callable[[str], bool] | None, fqn: str)
         return bool(fp8_filter(fqn))
     patterns = DEFAULT_FP8_SKIP if fp8_filter is None else fp8_filter
     return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
+
+
+def _always_skipped(fqn: str, keep_fp32: Sequence[str]) -> str | None:
+    """Linears whose callers cast activations to their weight's dtype: never converted."""
+    parts = fqn.split(".")
+    if any(p.startswith("lora_") for p in parts):
+        return "a LoRA adapter (PEFT casts its input to the adapter's weight dtype; merge adapters first)"
+    if any(k in parts for k in keep_fp32):
+        return "kept in float32 by the model (_keep_in_fp32_modules)"
+    return None
 
 
 def _problem(lin: nn.Linear) -> str | None:
@@ -252,13 +287,9 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
     """
     _check_scaling("weight_scaling", weight_scaling)
     _check_scaling("activation_scaling", activation_scaling)
+    _check_config_is_free(model)
     modules = dict(model.named_modules())
-    group_list = [list(g) for g in (find_sibling_groups(model) if groups is None else groups)]
-    for group in group_list:
-        for name in group:
-            if not isinstance(modules.get(name), nn.Linear):
-                raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is not an nn.Linear "
-                                 f"submodule of {type(model).__name__}")
+    group_list = find_sibling_groups(model) if groups is None else _checked_groups(groups, modules, model)
     grouped = {name for g in group_list for name in g}
     group_list += [[name] for name, m in modules.items() if isinstance(m, nn.Linear) and name not in grouped]
     # A weight held by several modules (tied lm_head/embedding) stays as it is.
@@ -266,12 +297,14 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
     for _, p in model.named_parameters(remove_duplicate=False):
         holders[id(p)] = holders.get(id(p), 0) + 1
 
+    keep_fp32 = list(getattr(model, "_keep_in_fp32_modules", None) or [])
     report = ServingReport()
     for group in group_list:
         eligible: list[str] = []
         for name in group:
             lin = modules[name]
-            reason = (None if _allowed(fp8_filter, name) else "fp8_filter skips it") or _problem(lin)
+            reason = (_always_skipped(name, keep_fp32)
+                      or (None if _allowed(fp8_filter, name) else "fp8_filter skips it") or _problem(lin))
             if reason is None and holders.get(id(lin.weight), 0) > 1:
                 reason = "its weight is tied to another module's (converting would untie them)"
             if reason is not None:
@@ -286,6 +319,31 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
             report.converted.append(run)
     _record_in_config(model, report, weight_scaling, activation_scaling)
     return report
+
+
+def _checked_groups(groups: Iterable[Sequence[str]], modules: dict[str, nn.Module],
+                    model: nn.Module) -> list[list[str]]:
+    """``groups`` as lists of names, each an ``nn.Linear`` of ``model`` named once in all.
+
+    Raises:
+        ValueError: a group that is a string rather than a sequence of names, an empty group, a
+            name that is no ``nn.Linear`` submodule, or a name in two places.
+    """
+    checked: list[list[str]] = []
+    seen: set[str] = set()
+    for group in groups:
+        if isinstance(group, str) or not isinstance(group, Sequence) or not group:
+            raise ValueError(f"convert_to_fp8_serving: groups must be a list of non-empty lists of module "
+                             f"names, e.g. [['attn.q', 'attn.k', 'attn.v']]; got the entry {group!r}")
+        for name in group:
+            if not isinstance(name, str) or not isinstance(modules.get(name), nn.Linear):
+                raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is not an nn.Linear "
+                                 f"submodule of {type(model).__name__}")
+            if name in seen:
+                raise ValueError(f"convert_to_fp8_serving: groups names {name!r} twice")
+            seen.add(name)
+        checked.append(list(group))
+    return checked
 
 
 def _compatible_runs(names: Sequence[str], modules: dict[str, nn.Module]) -> list[list[str]]:
@@ -305,21 +363,64 @@ def _compatible_runs(names: Sequence[str], modules: dict[str, nn.Module]) -> lis
 QUANT_METHOD = "splitlinear_fp8"
 
 
+def _existing_record(model: nn.Module) -> Any:
+    """The model config's ``quantization_config`` (None without one or without a config)."""
+    config = getattr(model, "config", None)
+    return None if config is None else getattr(config, "quantization_config", None)
+
+
+def _check_config_is_free(model: nn.Module) -> None:
+    """Raises ValueError when the model's config records another quantization method (its
+    checkpoint could not say which linears are ours)."""
+    existing = _existing_record(model)
+    if existing is None:
+        return
+    method = existing.get("quant_method") if isinstance(existing, dict) else getattr(existing, "quant_method", None)
+    if str(method) != QUANT_METHOD:
+        raise ValueError(f"convert_to_fp8_serving: the model's config already records quantization_config with "
+                         f"quant_method {method!r}; a model quantized by another method cannot be converted")
+
+
 def _record_in_config(model: nn.Module, report: ServingReport, weight_scaling: str,
                       activation_scaling: str) -> None:
-    """A transformers model: record the conversion in ``config.quantization_config`` (what
-    ``save_pretrained`` writes and ``from_pretrained`` replays)."""
+    """A transformers model: add the conversion's groups to ``config.quantization_config`` (what
+    ``save_pretrained`` writes and ``from_pretrained`` replays), keeping earlier conversions'."""
     config = getattr(model, "config", None)
     if not _WITH_TRANSFORMERS or config is None or not hasattr(config, "to_dict"):
         return
     from .hf_quantizer import SplitLinearFp8Config
 
-    config.quantization_config = SplitLinearFp8Config(
-        groups=report.converted, weight_scaling=weight_scaling, activation_scaling=activation_scaling)
+    existing = _existing_record(model)
+    groups = [] if existing is None else SplitLinearFp8Config.from_any(existing).groups
+    groups = groups + [ConvertedGroup(tuple(g), weight_scaling, activation_scaling) for g in report.converted]
+    config.quantization_config = SplitLinearFp8Config(groups=groups)
 
 
-def replay_conversion(model: nn.Module, groups: Sequence[Sequence[str]], weight_scaling: Fp8Scaling,
-                      activation_scaling: Fp8Scaling) -> None:
+@dataclass(frozen=True)
+class ConvertedGroup:
+    """One converted group as a checkpoint records it."""
+
+    modules: tuple[str, ...]  #: qualified names, in output order
+    weight_scaling: Fp8Scaling
+    activation_scaling: Fp8Scaling
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"modules": list(self.modules), "weight_scaling": self.weight_scaling,
+                "activation_scaling": self.activation_scaling}
+
+    @staticmethod
+    def from_dict(entry: dict[str, Any]) -> ConvertedGroup:
+        """Raises ValueError for an entry that is not one (a corrupt or foreign config)."""
+        try:
+            group = ConvertedGroup(tuple(entry["modules"]), entry["weight_scaling"], entry["activation_scaling"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"splitlinear_fp8 quantization_config: bad group entry {entry!r}") from exc
+        _check_scaling("weight_scaling", group.weight_scaling)
+        _check_scaling("activation_scaling", group.activation_scaling)
+        return group
+
+
+def replay_conversion(model: nn.Module, groups: Sequence[ConvertedGroup]) -> None:
     """Converts exactly ``groups`` (as recorded by :func:`convert_to_fp8_serving`), for loading.
 
     Raises:
@@ -328,26 +429,28 @@ def replay_conversion(model: nn.Module, groups: Sequence[Sequence[str]], weight_
     modules = dict(model.named_modules())
     for group in groups:
         linears = []
-        for name in group:
+        for name in group.modules:
             lin = modules.get(name)
             if not isinstance(lin, nn.Linear):
                 raise ValueError(f"splitlinear FP8 checkpoint: {name!r} is not an nn.Linear of "
                                  f"{type(model).__name__} (was the checkpoint saved from another model?)")
             linears.append(lin)
-        _replace(model, list(group), linears, weight_scaling, activation_scaling)
+        _replace(model, list(group.modules), linears, group.weight_scaling, group.activation_scaling)
 
 
-def repack(model: nn.Module, groups: Sequence[Sequence[str]]) -> None:
+def repack(model: nn.Module, groups: Sequence[ConvertedGroup]) -> None:
     """Makes each group's FP8 weights, scales and biases adjacent again, in fresh aligned
-    buffers (after a load that assigned tensors of their own)."""
+    buffers (after a load that assigned tensors of their own, maybe flattened)."""
     from .packing import pack_tensors
 
     modules = dict(model.named_modules())
     for group in groups:
-        members = [modules[n] for n in group]
+        members = [modules[n] for n in group.modules]
         if not all(isinstance(m, Fp8ServingLinear) for m in members):
             continue
-        for m in members:  # a loader may hand back Parameters that require a gradient
+        for m in members:  # a loader may hand back Parameters that require a gradient, or flat ones
+            if m.weight.dim() == 1:
+                m.weight.data = m.weight.data.view(m.out_features, m.in_features)
             m.weight.requires_grad_(False)
             if m.bias is not None:
                 m.bias.requires_grad_(False)

@@ -252,7 +252,24 @@ def test_safetensors_and_torch_save_round_trip(op, tmp_path: Path) -> None:
         _assert_packed(target)
         _same_outputs(source, target)
     entry = st.load_file(str(tmp_path / "m.safetensors"))["model.layers.0.self_attn.k_proj.weight"]
-    assert entry.dtype == E4M3 and entry.shape == (32, 64)
+    assert entry.dtype == E4M3 and entry.shape == (32 * 64,)  # flattened: see the next test
+
+
+def test_loaders_unaware_of_the_format_fail_loudly(op, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (new-user report): a plain model, or transformers without the splitlinear_fp8 quantizer
+    (splitlinear.serving not imported), loaded the FP8 bytes as bf16 weights without their scales, with
+    warnings only. The flattened weight entries make both fail with a size mismatch."""
+    source = _llama(16)
+    serving.convert_to_fp8_serving(source)
+    with pytest.raises(RuntimeError, match="size mismatch for model.layers.0.self_attn.q_proj.weight"):
+        _llama(17).load_state_dict(source.state_dict())
+    source.save_pretrained(tmp_path / "hf")
+    from transformers.quantizers import auto
+
+    monkeypatch.delitem(auto.AUTO_QUANTIZER_MAPPING, serving.QUANT_METHOD)
+    monkeypatch.delitem(auto.AUTO_QUANTIZATION_CONFIG_MAPPING, serving.QUANT_METHOD)
+    with pytest.raises(RuntimeError, match="ignore_mismatched_sizes"):
+        transformers.LlamaForCausalLM.from_pretrained(tmp_path / "hf")
 
 
 def test_save_pretrained_from_pretrained(op, tmp_path: Path) -> None:
@@ -265,6 +282,64 @@ def test_save_pretrained_from_pretrained(op, tmp_path: Path) -> None:
     assert not any(p.requires_grad for n, p in loaded.named_parameters() if "proj" in n)
     _assert_packed(loaded)
     _same_outputs(source, loaded.eval())
+
+
+def test_second_and_partial_conversions_are_recorded(op, tmp_path: Path) -> None:
+    """Regression (new-user report): a second call overwrote the recorded groups (with none), so the
+    checkpoint came back with plain nn.Linear modules holding FP8 bytes. The records now accumulate,
+    each group with its own scalings."""
+    source = _llama(18)
+    serving.convert_to_fp8_serving(source, fp8_filter=lambda fqn: "mlp" not in fqn, weight_scaling="tensorwise")
+    serving.convert_to_fp8_serving(source, activation_scaling="tensorwise")
+    serving.convert_to_fp8_serving(source)  # converts nothing more
+    source.save_pretrained(tmp_path / "hf")
+    loaded = transformers.LlamaForCausalLM.from_pretrained(tmp_path / "hf")
+    assert _fp8_linears(loaded) == _fp8_linears(source) and len(_fp8_linears(loaded)) == 2 * 7 + 1  # + lm_head
+    mlp = loaded.model.layers[0].mlp.up_proj
+    assert mlp.activation_scaling == "tensorwise" and mlp.weight_scale_inv.numel() == mlp.out_features
+    assert loaded.model.layers[0].self_attn.q_proj.weight_scale_inv.numel() == 1
+    _same_outputs(source, loaded.eval())
+
+
+def test_groups_argument_is_checked(op) -> None:
+    model = nn.ModuleDict({n: nn.Linear(64, 64) for n in "qkv"})
+    for groups, match in (([["q", "q"]], "'q' twice"), ([["q", "k"], ["q", "v"]], "'q' twice"),
+                          (["q", "k"], "lists of module names"), ([[]], "non-empty"),
+                          ([["q", "x"]], "'x', which is not an nn.Linear")):
+        with pytest.raises(ValueError, match=match):
+            serving.convert_to_fp8_serving(model, groups=groups)
+    assert not _fp8_linears(model)  # a refused call changes nothing
+
+
+def test_lora_adapters_and_fp32_modules_stay(op) -> None:
+    """Regression (new-user report): PEFT's lora_A/lora_B and a model's _keep_in_fp32_modules (T5's wo)
+    were converted, and their callers' `x.to(module.weight.dtype)` fed FP8 into the op."""
+    peft = pytest.importorskip("peft")
+    base = _llama(19, layers=1)
+    model = peft.get_peft_model(base, peft.LoraConfig(r=16, target_modules=["q_proj"], init_lora_weights=False))
+    report = serving.convert_to_fp8_serving(model)
+    assert [n for n, r in report.skipped if "LoRA adapter" in r] == [
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_A.default",
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_B.default"]
+    assert isinstance(base.model.layers[0].self_attn.q_proj.base_layer, serving.Fp8ServingLinear)
+    with torch.no_grad():
+        assert torch.isfinite(model(torch.randint(0, 96, (1, 5))).logits).all()
+
+    t5 = transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=96, d_model=64, d_kv=16, d_ff=128, num_layers=1, num_heads=4)).eval()
+    report = serving.convert_to_fp8_serving(t5)
+    assert "encoder.block.0.layer.1.DenseReluDense.wo" in [n for n, r in report.skipped if "float32" in r]
+    ids = torch.randint(0, 96, (1, 5))
+    with torch.no_grad():
+        assert torch.isfinite(t5(input_ids=ids, decoder_input_ids=ids).logits).all()
+
+
+def test_fp8_input_names_the_cause(op) -> None:
+    model = nn.Sequential(nn.Linear(32, 16))
+    serving.convert_to_fp8_serving(model)
+    x8 = torch.randn(2, 32).to(E4M3)
+    with pytest.raises(RuntimeError, match=r"Fp8ServingLinear\(32, 16\): the input is already"):
+        model(x8)
 
 
 def test_generate_with_static_cache_compiled(op) -> None:
