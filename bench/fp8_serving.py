@@ -13,6 +13,8 @@ compiles in the same process):
   per row, FP8 activations per row), then as ``splitlinear_bf16``;
 - ``splitlinear_fp8_tw``: the same with one weight scale per part (``weight_scaling="tensorwise"``);
 - ``splitlinear_fp8_all``: ``splitlinear_fp8`` with ``lm_head`` in FP8 too (``fp8_filter=[]``);
+- ``splitlinear_fp8_gq``: ``splitlinear_fp8`` with option ``fp8_activation_quant="graph"`` (the
+  activation quantization as graph ops, for Inductor to fuse into the RMSNorms);
 - ``torchao_fp8``: torchao ``Float8DynamicActivationFloat8WeightConfig(PerRow())`` on every
   linear but ``lm_head``, then Inductor ``reduce-overhead``.
 
@@ -45,7 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import cuda_time_ms  # noqa: E402
 
 VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_tw", "splitlinear_fp8_all",
-            "torchao_fp8"]
+            "splitlinear_fp8_gq", "torchao_fp8"]
 FLOOR_BYTES_PER_S = 4.3e12
 NEW_TOKENS = 64
 PROMPT = 16
@@ -89,6 +91,9 @@ def _weight_bytes(model: nn.Module) -> int:
 def _compiled(model: nn.Module, variant: str) -> Callable[..., Any]:
     if variant in ("inductor_bf16", "torchao_fp8"):
         return torch.compile(model, mode="reduce-overhead", dynamic=False)
+    if variant.endswith("_gq"):
+        return torch.compile(model, backend="splitlinear", dynamic=False,
+                             options={"mode": "reduce-overhead", "fp8_activation_quant": "graph"})
     return torch.compile(model, backend="splitlinear", mode="reduce-overhead", dynamic=False)
 
 

@@ -450,11 +450,19 @@ at::Tensor splitlinear::fp8ServingLinear(const at::Tensor &input,
                                          std::optional<at::TensorList> bias,
                                          c10::string_view axis,
                                          std::optional<at::ScalarType> outDtype,
-                                         bool fastAccum) {
+                                         bool fastAccum,
+                                         const std::optional<at::Tensor> &inputScaleInv) {
   constexpr const char *op = "splitlinear.fp8_serving_linear";
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
-  checkHighPrecision(input, op, "input");
+  if (inputScaleInv) {
+    // Quantized by the caller (the graph's own ops): FP8 with its scale_inv.
+    checkFp8(input.scalar_type(), op, "input (with input_scale_inv)");
+    TORCH_CHECK(outDtype.has_value(), op,
+                ": out_dtype is required with input_scale_inv (the input is FP8)");
+  } else {
+    checkHighPrecision(input, op, "input");
+  }
   TORCH_CHECK(axis == "tensor" || axis == "rows", op,
               ": activation axis must be \"tensor\" or \"rows\", got \"",
               axis, "\"");
@@ -467,12 +475,20 @@ at::Tensor splitlinear::fp8ServingLinear(const at::Tensor &input,
                      op, "weight_scale_inv[" + std::to_string(i) + "]", input);
   at::ScalarType out = outDtype.value_or(input.scalar_type());
   SPLITLINEAR_DEVICE_GUARD(input);
-  auto [x8, unusedT, sx] =
-      fp8Quantize(input, at::kFloat8_e4m3fn, axis, std::nullopt,
-                  /*writeOut=*/true, /*writeTransposed=*/false);
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
-  // scaled_linear checks the parts (FP8, K, rows of 16, device) and biases.
-  return scaledLinear(x8.view(shape), sx, weight,
+  at::Tensor x8 = input, sx;
+  if (inputScaleInv) {
+    sx = *inputScaleInv;
+  } else {
+    auto [q, unusedT, s] =
+        fp8Quantize(input, at::kFloat8_e4m3fn, axis, std::nullopt,
+                    /*writeOut=*/true, /*writeTransposed=*/false);
+    x8 = q.view(shape);
+    sx = s;
+  }
+  // scaled_linear checks the parts (FP8, K, rows of 16, device), the input
+  // scale and the biases.
+  return scaledLinear(x8, sx, weight,
                       spreadWeightScales(weightScaleInv, weight), bias, out,
                       fastAccum);
 }

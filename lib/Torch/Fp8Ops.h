@@ -98,14 +98,17 @@ at::Tensor scaledLinear(const at::Tensor &input, const at::Tensor &inputScaleInv
 /// parts [N_i, K] held in FP8 and `weightScaleInv[i]` float32 [1] or [N_i]
 /// their scale_invs (ŝ: used in place when the [N_i] vectors are adjacent,
 /// else spread into one). One quantization and one scaled GEMM per call,
-/// no autograd. Raises c10::Error naming the argument for a bad dtype,
-/// axis, scale count or shape (the rest as `scaledLinear`).
+/// no autograd. With `inputScaleInv` ([1] or [M] float32) the input is
+/// already FP8 (quantized by the caller's own ops) and only the GEMM runs;
+/// `outDtype` is then required. Raises c10::Error naming the argument for a
+/// bad dtype, axis, scale count or shape (the rest as `scaledLinear`).
 at::Tensor fp8ServingLinear(const at::Tensor &input, at::TensorList weight,
                             at::TensorList weightScaleInv,
                             std::optional<at::TensorList> bias,
                             c10::string_view axis,
                             std::optional<at::ScalarType> outDtype,
-                            bool fastAccum);
+                            bool fastAccum,
+                            const std::optional<at::Tensor> &inputScaleInv);
 
 /// Validates the arguments of `fp8_linear` (and its autograd kernel), each
 /// error naming the argument: input [..., K] float32/float16/bfloat16;

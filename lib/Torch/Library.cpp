@@ -40,7 +40,8 @@ TORCH_LIBRARY(splitlinear, m) {
         "ScalarType out_dtype=bfloat16, bool fast_accum=False) -> Tensor");
   m.def("fp8_serving_linear(Tensor input, Tensor[] weight, "
         "Tensor[] weight_scale_inv, Tensor[]? bias=None, str axis=\"rows\", "
-        "ScalarType? out_dtype=None, bool fast_accum=False) -> Tensor");
+        "ScalarType? out_dtype=None, bool fast_accum=False, "
+        "Tensor? input_scale_inv=None) -> Tensor");
   m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
         "str recipe=\"tensorwise\", bool cache_weights=False) -> Tensor");
   m.def("fp8_weight_cache_clear(bool reset_counts=True) -> ()",

@@ -204,11 +204,17 @@ def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Ten
 @torch.library.register_fake("splitlinear::fp8_serving_linear")
 def _fp8_serving_linear_fake(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
                              bias: Sequence[Tensor] | None = None, axis: str = "rows",
-                             out_dtype: torch.dtype | None = None, fast_accum: bool = False) -> Tensor:
+                             out_dtype: torch.dtype | None = None, fast_accum: bool = False,
+                             input_scale_inv: Tensor | None = None) -> Tensor:
     # The order of the C++ kernel (fp8ServingLinear), then scaledLinear's checks.
     who = "splitlinear.fp8_serving_linear"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
-    _check_high_precision(input.dtype, who, "input")
+    if input_scale_inv is not None:
+        _check_fp8(input.dtype, who, "input (with input_scale_inv)")
+        torch._check(out_dtype is not None,
+                     lambda: f"{who}: out_dtype is required with input_scale_inv (the input is FP8)")
+    else:
+        _check_high_precision(input.dtype, who, "input")
     torch._check(axis in ("tensor", "rows"),
                  lambda: f'{who}: activation axis must be "tensor" or "rows", got "{axis}"')
     torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
@@ -226,4 +232,6 @@ def _fp8_serving_linear_fake(input: Tensor, weight: Sequence[Tensor], weight_sca
     n = _check_parts_layout(weight, input, k, who, fp8=True)
     if bias is not None:
         _check_bias(bias, weight, out, "out_dtype is", input, who)
+    if input_scale_inv is not None:
+        _check_scale_vector(input_scale_inv, _rows(input), who, "input_scale_inv", input)
     return input.new_empty((*input.shape[:-1], n), dtype=out)

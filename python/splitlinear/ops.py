@@ -267,7 +267,8 @@ def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tenso
 
 def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
                        bias: Sequence[Tensor] | None = None, *, axis: Literal["rows", "tensor"] = "rows",
-                       out_dtype: torch.dtype | None = None, fast_accum: bool = False) -> Tensor:
+                       out_dtype: torch.dtype | None = None, fast_accum: bool = False,
+                       input_scale_inv: Tensor | None = None) -> Tensor:
     """``y = sx * ŝ * (x8 · cat(weight)ᵀ) + cat(bias)`` over weights held in FP8: the serving GEMM.
 
     ``input`` is quantized to ``float8_e4m3fn`` on every call (``axis="rows"``:
@@ -288,6 +289,10 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
         axis: ``"rows"`` or ``"tensor"``: the activation scales.
         out_dtype: float32, float16 or bfloat16; default the input's dtype.
         fast_accum: cuBLASLt's fast FP8 accumulation (ignored on the CPU).
+        input_scale_inv: None, or float32 ``[1]``/``[M]``: ``input`` is then
+            already FP8 (quantized by the caller, e.g. the graph's own ops
+            under option ``fp8_activation_quant="graph"``), ``axis`` is not
+            used and ``out_dtype`` is required.
 
     Returns:
         A new ``[..., ΣN_i]`` tensor of ``out_dtype``. No autograd (a backward
@@ -298,7 +303,7 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
             or size, shape or device, or a GPU below sm89.
     """
     return _FP8_SERVING_LINEAR(input, list(weight), list(weight_scale_inv), None if bias is None else list(bias),
-                               axis, out_dtype, fast_accum)
+                               axis, out_dtype, fast_accum, input_scale_inv)
 
 
 def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,

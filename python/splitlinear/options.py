@@ -18,6 +18,9 @@ from ._dtypes import FP8_RECIPES, Fp8Recipe
 
 Fallback = Literal["inductor", "eager"]
 
+#: Where FP8 serving linears quantize their activations (option ``fp8_activation_quant``).
+Fp8ActivationQuant = Literal["op", "graph"]
+
 #: What option ``fp8_filter`` takes: a predicate on a linear's fully qualified
 #: module name (True: run it in FP8), or FQN patterns (``fnmatch``) to skip.
 Fp8Filter = Union[Callable[[str], bool], Sequence[str]]
@@ -83,6 +86,14 @@ class SplitLinearOptions:
             counter, or its storage changes), keeping an FP8 copy of those
             weights (half their bfloat16 bytes, the transposed copy as much
             again in training).
+        fp8_activation_quant: where the activations of FP8 serving linears
+            (:mod:`splitlinear.serving`) are quantized: ``"op"`` (default:
+            inside ``fp8_serving_linear``, one quantization kernel per
+            group) or ``"graph"`` (as ATen ops in the rewritten graph, so
+            that the fallback compiler may fuse the amax and the cast into
+            the ops that produce the input, such as an RMSNorm; the same
+            bytes). The ``fp8`` training option quantizes inside its op
+            either way.
     """
 
     fallback: Fallback = "inductor"
@@ -95,8 +106,14 @@ class SplitLinearOptions:
     fp8: Fp8Recipe | None = None
     fp8_filter: Fp8Filter | None = None
     fp8_weight_cache: bool = True
+    fp8_activation_quant: Fp8ActivationQuant = "op"
 
     def __post_init__(self) -> None:
+        if self.fp8_activation_quant not in get_args(Fp8ActivationQuant):
+            raise ValueError(
+                f"splitlinear: option 'fp8_activation_quant' must be one of "
+                f"{list(get_args(Fp8ActivationQuant))}, got {self.fp8_activation_quant!r}"
+            )
         if self.fallback not in get_args(Fallback):
             raise ValueError(
                 f"splitlinear: option 'fallback' must be one of {list(get_args(Fallback))}, "

@@ -514,3 +514,18 @@ def test_col_scale_and_dtype_messages(op) -> None:
             op.fp8_quantize(x, E4M3, "rows", col_scale=torch.ones(n))
     with pytest.raises(RuntimeError, match="dtype is Float; FP8 means float8_e4m3fn or float8_e5m2"):
         op.fp8_quantize(x, torch.float32, "rows")
+
+
+def test_fp8_serving_linear_with_a_quantized_input(op) -> None:
+    """input_scale_inv: the input is taken as FP8 as given, the same result as the op's own quantization."""
+    torch.manual_seed(49)
+    x = ref.fresh(3, 64)
+    p = op.fp8_cast_parts([ref.fresh(32, 64), ref.fresh(16, 64)], E4M3)
+    parts, scales = [p.data[:32], p.data[32:]], [p.scale_inv[:1], p.scale_inv[1:]]
+    q = op.fp8_quantize(x, E4M3, "rows")
+    got = op.fp8_serving_linear(q.data, parts, scales, out_dtype=torch.float32, input_scale_inv=q.scale_inv)
+    assert torch.equal(got, op.fp8_serving_linear(x, parts, scales))
+    with pytest.raises(RuntimeError, match="out_dtype is required with input_scale_inv"):
+        op.fp8_serving_linear(q.data, parts, scales, input_scale_inv=q.scale_inv)
+    with pytest.raises(RuntimeError, match=r"input \(with input_scale_inv\) has dtype Float"):
+        op.fp8_serving_linear(x, parts, scales, out_dtype=torch.float32, input_scale_inv=q.scale_inv)

@@ -357,3 +357,27 @@ def test_generate_with_static_cache_compiled(op) -> None:
         got = model.generate(ids, generation_config=config)
     assert splitlinear.stats()["serving_groups_fused"] >= 4
     assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_activation_quantization_in_the_graph(op, tmp_path: Path, fallback: str) -> None:
+    """Option fp8_activation_quant="graph": the activations are quantized by ATen ops in the graph (which
+    Inductor may fuse into the RMSNorm) and the op takes the FP8 input; the same bytes as the op's own
+    quantization, so the same outputs (bit for bit without Inductor)."""
+    model = _qwen2(20)
+    serving.convert_to_fp8_serving(model)
+    ids = torch.randint(0, 96, (2, 9))
+    options = {"fallback": fallback, "fp8_activation_quant": "graph", "dump_dir": str(tmp_path)}
+    with torch.no_grad():
+        want = torch.compile(model, backend="splitlinear", options={"fallback": fallback})(ids).logits
+        torch._dynamo.reset()
+        got = torch.compile(model, backend="splitlinear", options=options)(ids).logits
+    after = "".join(p.read_text() for p in tmp_path.glob("graph_*_after.txt"))
+    calls = after.count("torch.ops.splitlinear.fp8_serving_linear.default(")
+    assert after.count(".amax(") == 8 and calls == 8, after  # 4 fused groups + 4 lone linears
+    if fallback == "eager":
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    else:  # Inductor may round the fused RMSNorm differently; FP8 magnifies that to an e4m3 step
+        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    with pytest.raises(ValueError, match="option 'fp8_activation_quant' must be one of"):
+        splitlinear.SplitLinearOptions.from_dict({"fp8_activation_quant": "kernel"})

@@ -23,7 +23,7 @@ from .fp8 import assign_fp8, fp8_linear_fn, module_has_fp8_values
 from .model import LinearFn, Plan, Rejection, node_value
 from .plan import plan_regions
 from .rewrite import rewrite_region
-from .serving import fuse_serving_siblings
+from .serving import fuse_serving_siblings, quantize_activations_in_graph
 from .state import AutocastState, GraphState, ambient_autocast
 
 __all__ = ["rewrite_graph"]
@@ -208,7 +208,8 @@ def _rewrite_module(gm: fx.GraphModule, options: SplitLinearOptions, linear_fn: 
     if serving:
         logger.debug("splitlinear: graph %d: fused %d group(s) of FP8 serving linears", graph_id, serving)
         plan.serving_groups += serving
-    if done or serving:
+    quantized = quantize_activations_in_graph(gm.graph) if options.fp8_activation_quant == "graph" else 0
+    if done or serving or quantized:
         gm.graph.lint()
         gm.recompile()
     for sub, sub_grad, sub_autocast in subgraphs:

@@ -26,7 +26,11 @@ import torch.fx as fx
 
 from .model import node_tensor
 
-__all__ = ["fuse_serving_siblings"]
+__all__ = ["fuse_serving_siblings", "quantize_activations_in_graph"]
+
+#: e4m3's largest finite value, and float32's: ``scale = 448 / amax``, FLT_MAX where that overflows.
+_E4M3_MAX = 448.0
+_FLT_MAX = torch.finfo(torch.float32).max
 
 
 def _serving_op() -> Any:
@@ -101,3 +105,45 @@ def fuse_serving_siblings(graph: fx.Graph) -> int:
             graph.erase_node(m)
         fused += 1
     return fused
+
+
+def quantize_activations_in_graph(graph: fx.Graph) -> int:
+    """Option ``fp8_activation_quant="graph"``: every ``fp8_serving_linear`` call of ``graph``
+    gets its input quantized by ATen ops placed before it, then takes the FP8 input and its
+    ``scale_inv`` (``input_scale_inv``); returns the number of calls changed.
+
+    The ops compute what the op's own quantization computes, in float32 (``Runtime.h``, "FP8
+    quantization"): ``amax`` over each row (or the tensor), ``scale = 448 / amax`` (FLT_MAX where
+    that overflows, 1 for amax 0), ``x8 = e4m3(clamp(x * scale, ±448))`` rounding to nearest
+    even, ``scale_inv = 1 / scale``. As graph ops the fallback compiler may fuse them into the
+    ops that produce ``x`` (an RMSNorm), which the op's quantization kernel cannot."""
+    target = _serving_op()
+    if target is None:
+        return 0
+    changed = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not target or node.kwargs or len(node.args) != 7:
+            continue
+        x, weights, scales, bias, axis, out_dtype, fast = node.args
+        if not isinstance(out_dtype, torch.dtype):  # the modules pass it; FP8 input needs it
+            continue
+        with graph.inserting_before(node):
+            xf = graph.call_method("to", (x, torch.float32))
+            mag = graph.call_method("abs", (xf,))
+            amax = (graph.call_method("amax", (mag,), {"dim": -1, "keepdim": True}) if axis == "rows"
+                    else graph.call_method("amax", (mag,)))
+            # Tensor / tensor divisions: `c / t` would run as reciprocal(t) * c, rounded twice.
+            scale = graph.call_function(operator.truediv,
+                                        (graph.call_function(torch.full_like, (amax, _E4M3_MAX)), amax))
+            scale = graph.call_function(torch.where, (graph.call_function(torch.isinf, (scale,)), _FLT_MAX, scale))
+            scale = graph.call_function(torch.where, (graph.call_function(operator.eq, (amax, 0.0)), 1.0, scale))
+            scaled = graph.call_method("clamp", (graph.call_function(operator.mul, (xf, scale)),
+                                                 -_E4M3_MAX, _E4M3_MAX))
+            x8 = graph.call_method("to", (scaled, torch.float8_e4m3fn))
+            inv = graph.call_function(operator.truediv, (graph.call_function(torch.ones_like, (scale,)), scale))
+            inv = graph.call_method("reshape", (inv, -1))
+            call = graph.call_function(target, (x8, weights, scales, bias, axis, out_dtype, fast, inv))
+        node.replace_all_uses_with(call)
+        graph.erase_node(node)
+        changed += 1
+    return changed
