@@ -176,10 +176,14 @@ def _allowed(fp8_filter: Sequence[str] | Callable[[str], bool] | None, fqn: str)
     return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
 
 
+#: PEFT's adapter containers (``q_proj.lora_A.default``): never converted.
+_PEFT_ADAPTER_NAMES = frozenset({"lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B"})
+
+
 def _always_skipped(fqn: str, keep_fp32: Sequence[str]) -> str | None:
     """Linears whose callers cast activations to their weight's dtype: never converted."""
     parts = fqn.split(".")
-    if any(p.startswith("lora_") for p in parts):
+    if any(p in _PEFT_ADAPTER_NAMES for p in parts):
         return "a LoRA adapter (PEFT casts its input to the adapter's weight dtype; merge adapters first)"
     if any(k in parts for k in keep_fp32):
         return "kept in float32 by the model (_keep_in_fp32_modules)"
@@ -314,6 +318,9 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
                 eligible.append(name)
         # Members must agree on K, dtype, device and bias presence to share a buffer; else alone.
         runs = _compatible_runs(eligible, modules)
+        if len(runs) > 1:
+            logger.warning("convert_to_fp8_serving: %s differ in K, dtype, device or bias presence; each is "
+                           "converted alone (one FP8 GEMM each)", eligible)
         for run in runs:
             _replace(model, run, [modules[n] for n in run], weight_scaling, activation_scaling)
             report.converted.append(run)
@@ -336,6 +343,8 @@ def _checked_groups(groups: Iterable[Sequence[str]], modules: dict[str, nn.Modul
             raise ValueError(f"convert_to_fp8_serving: groups must be a list of non-empty lists of module "
                              f"names, e.g. [['attn.q', 'attn.k', 'attn.v']]; got the entry {group!r}")
         for name in group:
+            if isinstance(modules.get(name), Fp8ServingLinear):
+                raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is already converted")
             if not isinstance(name, str) or not isinstance(modules.get(name), nn.Linear):
                 raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is not an nn.Linear "
                                  f"submodule of {type(model).__name__}")

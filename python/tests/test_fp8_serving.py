@@ -309,6 +309,9 @@ def test_groups_argument_is_checked(op) -> None:
         with pytest.raises(ValueError, match=match):
             serving.convert_to_fp8_serving(model, groups=groups)
     assert not _fp8_linears(model)  # a refused call changes nothing
+    serving.convert_to_fp8_serving(model, groups=[["q", "k"]])
+    with pytest.raises(ValueError, match="'q', which is already converted"):
+        serving.convert_to_fp8_serving(model, groups=[["q"]])
 
 
 def test_lora_adapters_and_fp32_modules_stay(op) -> None:
@@ -379,5 +382,14 @@ def test_activation_quantization_in_the_graph(op, tmp_path: Path, fallback: str)
         torch.testing.assert_close(got, want, rtol=0, atol=0)
     else:  # Inductor may round the fused RMSNorm differently; FP8 magnifies that to an e4m3 step
         torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-2)
+    # Tensorwise activation scales keep the op's quantization (amax of an empty batch has no value).
+    tensorwise = nn.Sequential(nn.Linear(64, 32))
+    serving.convert_to_fp8_serving(tensorwise, activation_scaling="tensorwise")
+    with torch.no_grad():
+        compiled = torch.compile(tensorwise, backend="splitlinear", dynamic=True,
+                                 options={"fallback": "eager", "fp8_activation_quant": "graph"})
+        for rows in (3, 0, 5):
+            x = torch.randn(rows, 64)
+            torch.testing.assert_close(compiled(x), tensorwise(x), rtol=0, atol=0)
     with pytest.raises(ValueError, match="option 'fp8_activation_quant' must be one of"):
         splitlinear.SplitLinearOptions.from_dict({"fp8_activation_quant": "kernel"})

@@ -112,8 +112,9 @@ def quantize_activations_in_graph(graph: fx.Graph) -> int:
     gets its input quantized by ATen ops placed before it, then takes the FP8 input and its
     ``scale_inv`` (``input_scale_inv``); returns the number of calls changed.
 
-    The ops compute what the op's own quantization computes, in float32 (``Runtime.h``, "FP8
-    quantization"): ``amax`` over each row (or the tensor), ``scale = 448 / amax`` (FLT_MAX where
+    Calls with per-row activation scales only (the default); tensorwise ones keep the op's
+    quantization. The ops compute what the op's own quantization computes, in float32
+    (``Runtime.h``, "FP8 quantization"): ``amax`` over each row, ``scale = 448 / amax`` (FLT_MAX where
     that overflows, 1 for amax 0), ``x8 = e4m3(clamp(x * scale, ±448))`` rounding to nearest
     even, ``scale_inv = 1 / scale``. As graph ops the fallback compiler may fuse them into the
     ops that produce ``x`` (an RMSNorm), which the op's quantization kernel cannot."""
@@ -125,13 +126,14 @@ def quantize_activations_in_graph(graph: fx.Graph) -> int:
         if node.op != "call_function" or node.target is not target or node.kwargs or len(node.args) != 7:
             continue
         x, weights, scales, bias, axis, out_dtype, fast = node.args
-        if not isinstance(out_dtype, torch.dtype):  # the modules pass it; FP8 input needs it
+        # Only per-row scales: amax over a whole empty tensor has no value (M = 0 with a dynamic
+        # batch), where the op's own tensorwise quantization gives scale 1. The modules pass out_dtype.
+        if axis != "rows" or not isinstance(out_dtype, torch.dtype):
             continue
         with graph.inserting_before(node):
             xf = graph.call_method("to", (x, torch.float32))
             mag = graph.call_method("abs", (xf,))
-            amax = (graph.call_method("amax", (mag,), {"dim": -1, "keepdim": True}) if axis == "rows"
-                    else graph.call_method("amax", (mag,)))
+            amax = graph.call_method("amax", (mag,), {"dim": -1, "keepdim": True})
             # Tensor / tensor divisions: `c / t` would run as reciprocal(t) * c, rounded twice.
             scale = graph.call_function(operator.truediv,
                                         (graph.call_function(torch.full_like, (amax, _E4M3_MAX)), amax))
