@@ -30,7 +30,7 @@
 // DecodeGemmKernels.cu (0 turns it off, at most 32); e4m3 x e4m3 only, sm89+
 // devices only (others, and other shapes, take cuBLASLt). It runs before
 // autotuning is considered. SPLITLINEAR_FP8_DECODE_PIPELINE=1 runs its
-// pipelined variant (off by default until measured), and
+// pipelined variant (off: measured slower on the H200, docs/Design.md), and
 // SPLITLINEAR_FP8_DECODE_TILES_PER_CTA=<n> forces that variant's tiles per
 // CTA (a measuring and testing aid).
 //
