@@ -121,12 +121,6 @@ struct DecodeGemmArgs {
   const void *bias;
   /// Rows of w per CTA: 16 or 32 (decodeGemmTileN).
   int tileN;
-  /// The pipelined variant (DecodeGemmKernels.cu) instead of the basic one.
-  bool pipelined = false;
-  /// Pipelined only: tiles of tileN rows per CTA; 0 picks the fewest that
-  /// let one wave over `multiProcessors` SMs cover N.
-  int64_t tilesPerCta = 0;
-  int multiProcessors = 1;
 };
 
 /// Whether the current device runs an sm89+ image of the decode GEMM (the

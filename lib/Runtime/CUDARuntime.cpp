@@ -29,10 +29,7 @@
 // sets the M bound of the hand-written small-M kernel of
 // DecodeGemmKernels.cu (0 turns it off, at most 32); e4m3 x e4m3 only, sm89+
 // devices only (others, and other shapes, take cuBLASLt). It runs before
-// autotuning is considered. SPLITLINEAR_FP8_DECODE_PIPELINE=1 runs its
-// pipelined variant (off: measured slower on the H200, docs/Design.md), and
-// SPLITLINEAR_FP8_DECODE_TILES_PER_CTA=<n> forces that variant's tiles per
-// CTA (a measuring and testing aid).
+// autotuning is considered.
 //
 // Row-major to column-major: a row-major X[r, c] with leading dimension ld is
 // the column-major X^T[c, r] with the same ld. So the row-major problem
@@ -468,31 +465,6 @@ int decodeTileN(int64_t N, int multiProcessors) {
     return v == "16" ? 16 : v == "32" ? 32 : 0;
   }();
   return forced ? forced : cuda::decodeGemmTileN(N, multiProcessors);
-}
-
-/// Whether the decode GEMM runs its pipelined variant:
-/// SPLITLINEAR_FP8_DECODE_PIPELINE=1, read once; anything else: the basic one.
-bool decodePipelined() {
-  static const bool on = [] {
-    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_PIPELINE");
-    return env && std::string(env) == "1";
-  }();
-  return on;
-}
-
-/// The pipelined decode GEMM's tiles per CTA:
-/// SPLITLINEAR_FP8_DECODE_TILES_PER_CTA (a positive number), read once; else
-/// 0, the kernel's own choice.
-int64_t decodeTilesPerCta() {
-  static const int64_t perCta = [] {
-    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_TILES_PER_CTA");
-    if (!env || !*env)
-      return int64_t(0);
-    char *end = nullptr;
-    long long v = std::strtoll(env, &end, 10);
-    return *end != '\0' || v <= 0 ? int64_t(0) : int64_t(v);
-  }();
-  return perCta;
 }
 
 /// Whether `dev` (the current device) runs the decode GEMM, asked once.
@@ -1195,9 +1167,6 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
     args.outerVector = p.scaling == SLINRT_SCALING_OUTER_VECTOR;
     args.bias = bias;
     args.tileN = decodeTileN(p.N, dev.multiProcessors);
-    args.pipelined = decodePipelined();
-    args.tilesPerCta = decodeTilesPerCta();
-    args.multiProcessors = dev.multiProcessors;
     checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
     ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
     return;

@@ -22,23 +22,11 @@
 // kernel is empty, and the host launches it only where the device runs an
 // sm89+ binary of it (decodeGemmAvailable).
 //
-// The pipelined variant (DecodeGemmArgs::pipelined) computes the same sums in
-// the same order, but keeps W streaming: the basic kernel loads U k-steps,
-// waits for all of them, multiplies, and only then loads the next U, and
-// ends each CTA with an epilogue whose scale and bias loads start after the
-// reduction. The pipelined one refills each of its U register stages with
-// the step U ahead right after that stage's MMAs, so a warp always has U
-// steps in flight; a CTA takes a run of consecutive tiles and its pipeline
-// runs across the tile boundaries (the reduction of one tile overlaps the
-// loads of the next); and the scales and bias of a tile are loaded while its
-// k-steps stream.
-//
 //===----------------------------------------------------------------------===//
 
 #include "CUDAKernels.h"
 #include "Float16.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace slinrt {
@@ -74,27 +62,6 @@ __device__ __forceinline__ void mmaE4M3(float (&d)[4], uint32_t a0, uint32_t a1,
 #else
   d[0] = d[1] = d[2] = d[3] = 0.0f;
 #endif
-}
-
-/// acc += the products of one k-step: lane (g, t)'s 16 bytes of W rows
-/// (wv, one per n-tile) and x rows g, g + 8 (xv, per m-tile). Words 0, 1 of
-/// the 16 bytes are the first MMA's k quarters 0, 1; words 2, 3 the second's.
-template <int MT, int NT>
-__device__ __forceinline__ void mmaStep(float (&acc)[MT][NT][4],
-                                        const uint4 (&wv)[NT],
-                                        const uint4 (&xv)[MT][2]) {
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const uint4 &lo = xv[i][0], &hi = xv[i][1], &b = wv[j];
-      float d0[4], d1[4];
-      mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
-      mmaE4M3(d1, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        acc[i][j][r] += d0[r] + d1[r];
-    }
 }
 
 /// Output conversion: fp32 is stored as is, 16-bit types round to nearest
@@ -174,7 +141,20 @@ __global__ void __launch_bounds__(kThreads, MT == 1 ? 3 : 2)
     }
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      mmaStep<MT, NT>(acc, wv[u], xv[u]);
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const uint4 &lo = xv[u][i][0], &hi = xv[u][i][1], &b = wv[u][j];
+          float d0[4], d1[4];
+          // Words 0, 1 of the 16 bytes are the first MMA's k quarters 0, 1;
+          // words 2, 3 the second's.
+          mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+          mmaE4M3(d1, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][j][r] += d0[r] + d1[r];
+        }
   }
 
   // C fragment: element r of lane (g, t) is row g + 8 (r / 2), column
@@ -206,242 +186,12 @@ __global__ void __launch_bounds__(kThreads, MT == 1 ? 3 : 2)
   }
 }
 
-/// Lane (g, t)'s 16 bytes at byte `off` of K (64 s + 16 t for step s) of
-/// the W rows row + 8 j (wp: row `row` at `off`); zeros where the slot is not
-/// `live` (past the CTA's last iteration), `off` is past K or the row is past
-/// N (never read).
-template <int NT>
-__device__ __forceinline__ void loadW(uint4 (&wv)[NT], const uint8_t *wp,
-                                      int64_t ldw, int64_t row, int64_t N,
-                                      int64_t off, int64_t K, bool live) {
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-  bool kOk = live && off < K;
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-    wv[j] = kOk && row + 8 * j < N ? loadStreaming(wp + 8 * j * ldw) : zero;
-}
-
-/// The same for the x rows 16 i + 8 h + g (xp: row g at `off`); zeros for
-/// rows past M (never read).
-template <int MT>
-__device__ __forceinline__ void loadX(uint4 (&xv)[MT][2], const uint8_t *xp,
-                                      int64_t ldx, int M, int g, int64_t off,
-                                      int64_t K, bool live) {
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-  bool kOk = live && off < K;
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      xv[i][h] = kOk && 16 * i + 8 * h + g < M
-                     ? loadShared(xp + (16 * i + 8 * h) * ldx)
-                     : zero;
-}
-
-/// CTAs per SM the pipelined kernel's registers allow (its launch bounds):
-/// its cursors and the epilogue operands, live across the pipeline, do not
-/// fit the basic kernel's 80 registers without spilling (ptxas -v, sm90).
-constexpr int kPipelinedCtas = 2;
-
-/// The pipelined kernel's stages of W (U) and of x (V, dividing U): x comes
-/// from L2, so fewer steps ahead cover its latency, and the registers it
-/// leaves go to W. The most that ptxas fits in 128 registers (sm90 -v): one
-/// m-tile 6 + 2 (16-row tiles, no spill) or 3 + 1 (32-row, 16-24 bytes),
-/// both 6 KiB of W per warp in flight (96 KiB per SM); two m-tiles 2 + 1 or
-/// 1 + 1 (up to 56 bytes).
-template <int MT, int NT> constexpr int pipelinedStagesW() {
-  return MT == 1 ? (NT == 2 ? 6 : 3) : (NT == 2 ? 2 : 1);
-}
-template <int MT, int NT> constexpr int pipelinedStagesX() {
-  return MT == 1 ? (NT == 2 ? 2 : 1) : 1;
-}
-
-/// The pipelined variant (see the file header): the same tiles, warps and
-/// sums as decodeGemmKernel, but CTA b takes tiles [b P, b P + P) of
-/// ceil(N / 8 NT) (P = tilesPerCta, the last CTA fewer) and each warp runs
-/// one software pipeline over all its (tile, k-step) iterations, with U
-/// register stages of W and V of x, each refilled right after its MMAs. The
-/// iterations go tile by tile, steps warp, warp + kWarps, ... up to
-/// ceil(steps / kWarps) of them (those past K load zeros, as in the basic
-/// kernel, so every warp of a CTA runs the same iterations and the barriers
-/// of the tile ends are uniform). Launch: kThreads threads, ceil(tiles / P)
-/// CTAs.
-template <int MT, int NT, int U, int V, typename T>
-__global__ void __launch_bounds__(kThreads, kPipelinedCtas)
-    decodeGemmPipelinedKernel(const uint8_t *__restrict__ x, int64_t ldx,
-                              const uint8_t *__restrict__ w, int64_t ldw,
-                              T *__restrict__ y, int64_t ldy,
-                              const float *__restrict__ sx,
-                              const float *__restrict__ sw,
-                              const T *__restrict__ bias, int M, int64_t N,
-                              int64_t K, int outerVector, int64_t tilesPerCta) {
-  constexpr int kRows = 16 * MT, kTileN = 8 * NT;
-  // Outputs of a tile per thread in the epilogue.
-  constexpr int kPerThread = kRows * kTileN / kThreads;
-  static_assert(kRows * kTileN % kThreads == 0, "whole epilogue rounds");
-  static_assert(U % V == 0, "x stage of iteration i0 + u is u % V");
-  __shared__ float partial[kWarps][kRows][kTileN];
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4;
-  const int64_t numTiles = (N + kTileN - 1) / kTileN;
-  const int64_t firstTile = int64_t(blockIdx.x) * tilesPerCta;
-  const int64_t endTile = min(firstTile + tilesPerCta, numTiles);
-  const int64_t steps = (K + kStepK - 1) / kStepK;
-  const int perWarp = int((steps + kWarps - 1) / kWarps);
-  const int total = int(endTile - firstTile) * perWarp;
-
-  // x row g (rows past M are never read); the cursors add the k offset.
-  const uint8_t *xLane = x + (g < M ? g : 0) * ldx;
-
-  // The epilogue's operands: output e = threadIdx.x + kThreads q is row
-  // e / kTileN, column e % kTileN of the tile. sx once, sw and bias per tile,
-  // loaded when the tile's first step is computed.
-  float sxv[kPerThread], swv[kPerThread], biasv[kPerThread];
-#pragma unroll
-  for (int q = 0; q < kPerThread; ++q) {
-    int m = (threadIdx.x + kThreads * q) / kTileN;
-    sxv[q] = outerVector ? (m < M ? sx[m] : 0.0f) : sx[0];
-    swv[q] = biasv[q] = 0.0f;
-  }
-  auto loadEpilogue = [&](int64_t tile) {
-#pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {
-      int64_t n = tile * kTileN + (threadIdx.x + kThreads * q) % kTileN;
-      if (n < N) {
-        swv[q] = outerVector ? sw[n] : sw[0];
-        biasv[q] = bias ? toFloat(bias[n]) : 0.0f;
-      }
-    }
-  };
-
-  // The W cursor: the next iteration to load is step warp + kWarps wP
-  // (byte wOff of K) of W row wRow (its tile's first row + g, at wp);
-  // wLeft iterations are left to load. The x cursor likewise (x rows do not
-  // change from tile to tile).
-  const int64_t firstOff = warp * kStepK + 16 * t;
-  int wP = 0, wLeft = total, xP = 0, xLeft = total;
-  int64_t wRow = firstTile * kTileN + g, wOff = firstOff, xOff = firstOff;
-  const uint8_t *wp = w + min(wRow, N - 1) * ldw + wOff;
-  auto issueW = [&](uint4(&wv)[NT]) {
-    loadW<NT>(wv, wp, ldw, wRow, N, wOff, K, wLeft-- > 0);
-    if (++wP < perWarp) {
-      wOff += kWarps * kStepK;
-      wp += kWarps * kStepK;
-    } else {
-      wP = 0;
-      wOff = firstOff;
-      wRow += kTileN;
-      wp = w + min(wRow, N - 1) * ldw + wOff;
-    }
-  };
-  auto issueX = [&](uint4(&xv)[MT][2]) {
-    loadX<MT>(xv, xLane + xOff, ldx, M, g, xOff, K, xLeft-- > 0);
-    if (++xP < perWarp) {
-      xOff += kWarps * kStepK;
-    } else {
-      xP = 0;
-      xOff = firstOff;
-    }
-  };
-  uint4 wv[U][NT], xv[V][MT][2];
-#pragma unroll
-  for (int u = 0; u < U; ++u)
-    issueW(wv[u]);
-#pragma unroll
-  for (int v = 0; v < V; ++v)
-    issueX(xv[v]);
-
-  float acc[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        acc[i][j][r] = 0.0f;
-
-  // The compute cursor: the tile and step of iteration i0 + u.
-  int64_t tile = firstTile;
-  int p = 0;
-  if (total > 0)
-    loadEpilogue(tile);
-  for (int i0 = 0; i0 < total; i0 += U) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (i0 + u >= total) // the same for every thread of the CTA
-        break;
-      mmaStep<MT, NT>(acc, wv[u], xv[u % V]);
-      // Refill these stages with the iterations U and V ahead.
-      issueW(wv[u]);
-      issueX(xv[u % V]);
-      if (++p < perWarp)
-        continue;
-      p = 0;
-      // The tile's last step: reduce over the warps as the basic kernel does
-      // (C fragment element r of lane (g, t): row g + 8 (r / 2), column
-      // 2 t + r % 2 of its 16 x 8 tile), with the stages' loads in flight.
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            partial[warp][16 * i + g + 8 * (r / 2)][8 * j + 2 * t + r % 2] =
-                acc[i][j][r];
-            acc[i][j][r] = 0.0f;
-          }
-      __syncthreads();
-#pragma unroll
-      for (int q = 0; q < kPerThread; ++q) {
-        int e = threadIdx.x + kThreads * q;
-        int m = e / kTileN, c = e % kTileN;
-        int64_t n = tile * kTileN + c;
-        if (m >= M || n >= N)
-          continue;
-        float sum = 0.0f;
-#pragma unroll
-        for (int v = 0; v < kWarps; ++v)
-          sum += partial[v][m][c];
-        float scale = sxv[q] * swv[q];
-        float value = scale * sum;
-        if (bias)
-          value += biasv[q];
-        y[m * ldy + n] = fromFloat<T>(value);
-      }
-      // partial is written again at the next tile's end.
-      __syncthreads();
-      if (++tile < endTile)
-        loadEpilogue(tile);
-    }
-  }
-}
-
 template <int MT, int NT, typename T>
 cudaError_t launchTyped(const DecodeGemmArgs &a, cudaStream_t stream) {
   // About 8 KiB of W per warp in flight whatever the tile.
   constexpr int U = 8 / NT;
   constexpr int kTileN = 8 * NT;
-  const int64_t tiles = (a.N + kTileN - 1) / kTileN;
-  if (a.pipelined) {
-    // Enough tiles per CTA that one wave of the CTAs the launch bounds
-    // guarantee per SM covers N (Llama-3-8B on 132 SMs, 16-row tiles: q/k/v
-    // 384 tiles, 2 each in 192 CTAs; gate/up 1792 tiles, 7 each in 256).
-    int64_t perCta = a.tilesPerCta;
-    if (perCta <= 0) {
-      int64_t slots = int64_t(std::max(a.multiProcessors, 1)) * kPipelinedCtas;
-      perCta = (tiles + slots - 1) / slots;
-    }
-    dim3 grid(static_cast<unsigned>((tiles + perCta - 1) / perCta));
-    return launchKernel(
-        decodeGemmPipelinedKernel<MT, NT, pipelinedStagesW<MT, NT>(),
-                                  pipelinedStagesX<MT, NT>(), T>,
-        grid, dim3(kThreads), stream, static_cast<const uint8_t *>(a.x), a.ldx,
-        static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
-        a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
-        a.K, a.outerVector ? 1 : 0, perCta);
-  }
-  dim3 grid(static_cast<unsigned>(tiles));
+  dim3 grid(static_cast<unsigned>((a.N + kTileN - 1) / kTileN));
   return launchKernel(decodeGemmKernel<MT, NT, U, T>, grid, dim3(kThreads),
                       stream, static_cast<const uint8_t *>(a.x), a.ldx,
                       static_cast<const uint8_t *>(a.w), a.ldw,
@@ -489,7 +239,7 @@ int decodeGemmTileN(int64_t N, int numSMs) {
 
 cudaError_t launchDecodeGemm(const DecodeGemmArgs &a, cudaStream_t stream) {
   if (a.M < 1 || a.M > kDecodeGemmMaxRows || a.N < 1 || a.K < 1 ||
-      (a.tileN != 16 && a.tileN != 32) || a.tilesPerCta < 0)
+      (a.tileN != 16 && a.tileN != 32))
     return cudaErrorInvalidValue;
   switch (a.outType) {
   case SLINRT_F32:
