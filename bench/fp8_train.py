@@ -1,7 +1,8 @@
 """FP8 training step, timed: Inductor bf16 vs splitlinear bf16 / FP8 vs torchao float8.
 
 A transformers Llama with Llama-3-8B layer dimensions (hidden 4096, intermediate 14336, 32
-heads, 8 KV heads, vocab 128256), ``--layers`` layers (2), random weights, bfloat16 Parameters,
+heads, 8 KV heads, vocab 128256), or with ``--model qwen2`` a Qwen2 with Qwen2-7B's (hidden 3584,
+intermediate 18944, 28 heads, 4 KV heads, vocab 152064, q/k/v biases), ``--layers`` layers (2), random weights, bfloat16 Parameters,
 ``--batch`` x ``--seq`` tokens (4 x 2048), AdamW. One training step = forward, backward,
 optimizer step. Variants, run in this process one after another on the same initial weights
 and data:
@@ -9,6 +10,8 @@ and data:
 * ``inductor_bf16``: ``torch.compile(model)``;
 * ``splitlinear_bf16``: ``backend="splitlinear"``;
 * ``splitlinear_fp8_tensorwise`` / ``_rowwise``: ``options={"fp8": ...}``;
+* ``splitlinear_fp8_tensorwise_all`` / ``_rowwise_all`` (only when named): ``fp8_filter=()`` as
+  well, so that ``lm_head`` runs in FP8 too;
 * ``torchao_fp8_tensorwise`` / ``_rowwise``: ``torchao.float8.convert_to_float8_training``
   (recipe by name, ``lm_head`` skipped as splitlinear's default filter does), then
   ``torch.compile`` with Inductor; skipped when torchao is not importable.
@@ -41,19 +44,27 @@ import torch
 
 LLAMA3_8B = dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8,
                  vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0)
+#: Qwen2-7B's layer dimensions (q/k/v with biases).
+QWEN2_7B = dict(hidden_size=3584, intermediate_size=18944, num_attention_heads=28, num_key_value_heads=4,
+                vocab_size=152064, max_position_embeddings=8192, rope_theta=1000000.0)
 TINY = dict(hidden_size=64, intermediate_size=160, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=256, max_position_embeddings=128)
 
 VARIANTS = ("inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
-            "torchao_fp8_tensorwise", "torchao_fp8_rowwise")
+            "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_tensorwise_all",
+            "splitlinear_fp8_rowwise_all")
+#: Run by default (the ``_all`` variants, lm_head in FP8 too, on request).
+DEFAULT_VARIANTS = VARIANTS[:6]
 
 
-def build(config: dict, layers: int, device: str, dtype: torch.dtype) -> torch.nn.Module:
+def build(config: dict, layers: int, device: str, dtype: torch.dtype, model: str = "llama") -> torch.nn.Module:
     import transformers
 
     torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(**config, num_hidden_layers=layers, attn_implementation="sdpa")
-    return transformers.LlamaForCausalLM(cfg).to(device=device, dtype=dtype)
+    config_cls, model_cls = ((transformers.Qwen2Config, transformers.Qwen2ForCausalLM) if model == "qwen2"
+                             else (transformers.LlamaConfig, transformers.LlamaForCausalLM))
+    cfg = config_cls(**config, num_hidden_layers=layers, attn_implementation="sdpa")
+    return model_cls(cfg).to(device=device, dtype=dtype)
 
 
 def torchao_available() -> bool:
@@ -72,7 +83,11 @@ def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Call
         return torch.compile(model, backend="splitlinear", options={"fallback": fallback})
     if variant.startswith("splitlinear_fp8_"):
         recipe = variant.removeprefix("splitlinear_fp8_")
-        return torch.compile(model, backend="splitlinear", options={"fallback": fallback, "fp8": recipe})
+        options: dict[str, Any] = {"fallback": fallback}
+        if recipe.endswith("_all"):
+            # Nothing skipped by name: lm_head runs in FP8 as well.
+            recipe, options["fp8_filter"] = recipe.removesuffix("_all"), ()
+        return torch.compile(model, backend="splitlinear", options={**options, "fp8": recipe})
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
 
     recipe = variant.removeprefix("torchao_fp8_")
@@ -163,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seq", type=int, default=2048)
     p.add_argument("--steps", type=int, default=12, help="steps per variant (the first compiles)")
     p.add_argument("--timed", type=int, default=8, help="last steps timed")
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    p.add_argument("--variants", nargs="+", default=list(DEFAULT_VARIANTS), choices=VARIANTS)
+    p.add_argument("--model", choices=("llama", "qwen2"), default="llama",
+                   help="llama: Llama-3-8B layer sizes; qwen2: Qwen2-7B's (q/k/v biases)")
     p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default: Llama-3's 128256)")
     p.add_argument("--profile", action="store_true",
                    help="after timing, profile 3 steps of each variant and print GPU time per kernel class")
@@ -171,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
 
-    config, fallback = LLAMA3_8B, "inductor"
+    config, fallback = (QWEN2_7B if args.model == "qwen2" else LLAMA3_8B), "inductor"
     if args.vocab:
         config = {**config, "vocab_size": args.vocab}
     if args.quick:
@@ -180,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     variants = [v for v in args.variants if not v.startswith("torchao") or torchao_available()]
     skipped = [v for v in args.variants if v not in variants]
     dtype = torch.bfloat16
-    base = build(config, args.layers, args.device, dtype)
+    base = build(config, args.layers, args.device, dtype, args.model)
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
                for _ in range(args.steps)]
@@ -203,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out:
         report = {"device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
                   "torch": torch.__version__, "layers": args.layers, "batch": args.batch, "seq": args.seq,
-                  "steps": args.steps, "timed": args.timed, "config": config, "quick": args.quick,
+                  "steps": args.steps, "timed": args.timed, "model": args.model, "config": config, "quick": args.quick,
                   "skipped": skipped, "results": results}
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)

@@ -1,0 +1,391 @@
+//===- decode_gemm_sweep.cu - Configurations of the decode GEMM -*- C++ -*-===//
+//
+// Times configurations of the runtime's small-M FP8 GEMM
+// (lib/Runtime/DecodeGemmKernels.cu, included here so that the kernel timed
+// is the runtime's own template) against a bf16 cuBLAS GEMM of the same
+// shape, for the decode GEMMs of a Llama-3-8B layer (q/k/v, o, gate/up,
+// down) at M = 1 and 16. Issue 19's target is the FP8 GEMM at <= 0.6x the
+// bf16 time at M = 16.
+//
+// Method, as bench/fp8_linear.py --graphs: per (shape, M, configuration) a
+// CUDA graph of 20 calls, each on another copy of the weights (copies total
+// >= 256 MiB, so every call reads them from HBM), replayed 3 times to warm
+// up and then 15 times between CUDA events; the time per call is the
+// median replay over 20. Every configuration's fp32 output on q/k/v at
+// M = 16 is checked against a float64 host reference of the same FP8
+// values (error <= 1e-5 of sum |terms|).
+//
+// Build (no GPU needed):
+//   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 \
+//     -Iinclude -Ilib/Runtime bench/decode_gemm_sweep.cu -lcublas \
+//     -o .carry/decode_gemm_sweep
+// Run (H200; libcublas.so.13 from torch's nvidia wheels):
+//   NV=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])')
+//   LD_LIBRARY_PATH=$NV/cu13/lib:$LD_LIBRARY_PATH \
+//     .carry/decode_gemm_sweep --json $OUT/decode-sweep.json
+//
+//===----------------------------------------------------------------------===//
+
+#include "../lib/Runtime/DecodeGemmKernels.cu"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace slinrt::cuda;
+using slinrt::BFloat16;
+
+namespace {
+
+#define CHECK_CUDA(expr)                                                       \
+  do {                                                                         \
+    cudaError_t err_ = (expr);                                                 \
+    if (err_ != cudaSuccess) {                                                 \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr,       \
+                   cudaGetErrorString(err_));                                  \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_CUBLAS(expr)                                                     \
+  do {                                                                         \
+    cublasStatus_t st_ = (expr);                                               \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                        \
+      std::fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__,       \
+                   #expr, static_cast<int>(st_));                              \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+
+using LaunchFn = cudaError_t (*)(const DecodeGemmArgs &, cudaStream_t);
+using KernelPtr = const void *;
+
+struct Variant {
+  std::string name;
+  LaunchFn bf16, f32;
+  KernelPtr kernel;
+  int threads;
+  size_t smem;
+};
+
+template <typename C> Variant makeVariant() {
+  char name[128];
+  std::snprintf(name, sizeof(name), "tile%d_u%d_w%d_b%d_%s_%s", 8 * C::kNT,
+                C::kU, C::kWarps, C::kMinBlocks,
+                C::kContig ? "contig" : "inter",
+                C::kLoad == WLoad::Prefetch256 ? "pf256" : "cs");
+  return {name, launchConfig<C, BFloat16>, launchConfig<C, float>,
+          reinterpret_cast<KernelPtr>(decodeGemmKernel<C, BFloat16>),
+          C::kThreads, 0};
+}
+
+template <typename C> Variant makePipeVariant() {
+  char name[128];
+  std::snprintf(name, sizeof(name), "pipe_tile%d_u%d_s%d_w%d_b%d", 8 * C::kNT,
+                C::kU, C::kStages, C::kWarps, C::kMinBlocks);
+  return {name, launchPipeConfig<C, BFloat16>, launchPipeConfig<C, float>,
+          reinterpret_cast<KernelPtr>(decodeGemmPipeKernel<C, BFloat16>),
+          C::kThreads, C::kSmemBytes};
+}
+
+template <int NT, int U, int W, int B, bool Ct = false,
+          WLoad L = WLoad::Streaming>
+using Cfg = DecodeConfig<1, NT, U, W, B, Ct, L>;
+
+std::vector<Variant> variants() {
+  constexpr WLoad P = WLoad::Prefetch256;
+  return {
+      makeVariant<Cfg<2, 4, 8, 3>>(), // the runtime's default (tile 16)
+      makeVariant<Cfg<2, 4, 8, 3, true>>(),
+      makeVariant<Cfg<2, 4, 8, 3, false, P>>(),
+      makeVariant<Cfg<2, 4, 8, 3, true, P>>(),
+      makeVariant<Cfg<2, 2, 8, 4>>(),
+      makeVariant<Cfg<2, 8, 8, 2>>(),
+      makeVariant<Cfg<2, 8, 8, 2, true, P>>(),
+      makeVariant<Cfg<2, 4, 4, 6>>(),
+      makeVariant<Cfg<2, 8, 4, 4>>(),
+      makeVariant<Cfg<2, 4, 16, 1>>(),
+      makeVariant<Cfg<2, 2, 16, 2>>(),
+      makeVariant<Cfg<1, 8, 4, 6>>(),
+      makeVariant<Cfg<1, 8, 8, 3>>(),
+      makeVariant<Cfg<1, 4, 8, 4>>(),
+      makeVariant<Cfg<1, 8, 8, 3, true, P>>(),
+      makeVariant<Cfg<4, 2, 8, 3>>(), // the runtime's 32-row tile
+      makeVariant<Cfg<4, 1, 8, 4>>(),
+      makeVariant<Cfg<4, 4, 8, 2>>(),
+      makePipeVariant<DecodePipeConfig<2, 2, 8, 8, 1>>(),
+      makePipeVariant<DecodePipeConfig<2, 2, 12, 8, 1>>(),
+      makePipeVariant<DecodePipeConfig<2, 4, 6, 8, 1>>(),
+      makePipeVariant<DecodePipeConfig<2, 2, 6, 8, 2>>(),
+      makePipeVariant<DecodePipeConfig<2, 1, 12, 8, 2>>(),
+      makePipeVariant<DecodePipeConfig<4, 1, 12, 8, 1>>(),
+      makePipeVariant<DecodePipeConfig<2, 2, 6, 16, 1>>(),
+      makePipeVariant<DecodePipeConfig<1, 4, 12, 8, 1>>(),
+  };
+}
+
+struct Shape {
+  const char *name;
+  int64_t N, K;
+};
+
+/// A random e4m3fn byte that is not NaN (S.1111.111).
+uint8_t randomE4M3(std::mt19937 &rng) {
+  uint8_t b = static_cast<uint8_t>(rng() & 0xFF);
+  return (b & 0x7F) == 0x7F ? static_cast<uint8_t>(b ^ 1) : b;
+}
+
+double decodeE4M3(uint8_t b) {
+  int s = b >> 7, e = (b >> 3) & 0xF, m = b & 7;
+  double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+  return s ? -v : v;
+}
+
+/// Median of `reps` timed replays of `graph` (after 3 warm-up replays), ms.
+float timeGraph(cudaGraphExec_t graph, cudaStream_t stream, int reps = 15) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < 3; ++i)
+    CHECK_CUDA(cudaGraphLaunch(graph, stream));
+  std::vector<float> ms;
+  for (int i = 0; i < reps; ++i) {
+    CHECK_CUDA(cudaEventRecord(a, stream));
+    CHECK_CUDA(cudaGraphLaunch(graph, stream));
+    CHECK_CUDA(cudaEventRecord(b, stream));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float t = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  CHECK_CUDA(cudaEventDestroy(a));
+  CHECK_CUDA(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+constexpr int kCallsPerGraph = 20;
+constexpr size_t kRotateBytes = size_t(256) << 20;
+
+/// Captures kCallsPerGraph calls of `call(copy)` (copy = the weight copy
+/// index, rotating over `copies`) and returns the time per call in ms.
+template <typename F>
+float timeCalls(cudaStream_t stream, int copies, F call) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < kCallsPerGraph; ++i)
+    call(i % copies);
+  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  float ms = timeGraph(exec, stream) / kCallsPerGraph;
+  CHECK_CUDA(cudaGraphExecDestroy(exec));
+  CHECK_CUDA(cudaGraphDestroy(graph));
+  return ms;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const char *jsonPath = nullptr;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--json" && i + 1 < argc)
+      jsonPath = argv[++i];
+
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t blas;
+  CHECK_CUBLAS(cublasCreate(&blas));
+  CHECK_CUBLAS(cublasSetStream(blas, stream));
+  void *blasWs = nullptr;
+  CHECK_CUDA(cudaMalloc(&blasWs, 32 << 20));
+  CHECK_CUBLAS(cublasSetWorkspace(blas, blasWs, 32 << 20));
+
+  std::vector<Variant> vs = variants();
+  for (const Variant &v : vs) {
+    cudaFuncAttributes attr{};
+    if (v.smem)
+      CHECK_CUDA(cudaFuncSetAttribute(
+          v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(v.smem)));
+    CHECK_CUDA(cudaFuncGetAttributes(&attr, v.kernel));
+    int blocks = 0;
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, v.kernel, v.threads, v.smem));
+    std::printf("%-32s regs %3d  spill %4zu B  smem %6zu B  CTAs/SM %d\n",
+                v.name.c_str(), attr.numRegs, attr.localSizeBytes,
+                attr.sharedSizeBytes + v.smem, blocks);
+  }
+
+  const Shape shapes[] = {{"qkv", 6144, 4096},
+                          {"o", 4096, 4096},
+                          {"gate_up", 28672, 4096},
+                          {"down", 4096, 14336}};
+  const int64_t Ms[] = {1, 16};
+  std::mt19937 rng(1234);
+  std::string json = "{\"device\": \"" + std::string(prop.name) +
+                     "\", \"calls_per_graph\": 20, \"rows\": [";
+  bool firstRow = true;
+  int failures = 0;
+
+  for (const Shape &sh : shapes) {
+    const int64_t N = sh.N, K = sh.K;
+    const size_t wBytes = size_t(N) * K;
+    const int copies8 = int((kRotateBytes + wBytes - 1) / wBytes);
+    const int copies16 = int((kRotateBytes + 2 * wBytes - 1) / (2 * wBytes));
+    // FP8 weights: one random copy, replicated (the bytes read are what
+    // matters, not their values).
+    std::vector<uint8_t> hw(wBytes), hx(size_t(16) * K);
+    for (auto &b : hw)
+      b = randomE4M3(rng);
+    for (auto &b : hx)
+      b = randomE4M3(rng);
+    std::vector<float> hsx(16), hsw(N);
+    std::uniform_real_distribution<float> sd(0.5f, 1.5f);
+    for (auto &v : hsx)
+      v = sd(rng);
+    for (auto &v : hsw)
+      v = sd(rng);
+    uint8_t *dw8, *dx8;
+    __nv_bfloat16 *dw16, *dx16, *dy16;
+    float *dsx, *dsw, *dy32;
+    CHECK_CUDA(cudaMalloc(&dw8, wBytes * copies8));
+    for (int c = 0; c < copies8; ++c)
+      CHECK_CUDA(cudaMemcpy(dw8 + c * wBytes, hw.data(), wBytes,
+                            cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMalloc(&dw16, 2 * wBytes * copies16));
+    CHECK_CUDA(cudaMemset(dw16, 0x3c, 2 * wBytes * copies16));
+    CHECK_CUDA(cudaMalloc(&dx8, hx.size()));
+    CHECK_CUDA(cudaMemcpy(dx8, hx.data(), hx.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMalloc(&dx16, 2 * hx.size()));
+    CHECK_CUDA(cudaMemset(dx16, 0x3c, 2 * hx.size()));
+    CHECK_CUDA(cudaMalloc(&dy16, sizeof(__nv_bfloat16) * 16 * N));
+    CHECK_CUDA(cudaMalloc(&dy32, sizeof(float) * 16 * N));
+    CHECK_CUDA(cudaMalloc(&dsx, sizeof(float) * 16));
+    CHECK_CUDA(cudaMalloc(&dsw, sizeof(float) * N));
+    CHECK_CUDA(cudaMemcpy(dsx, hsx.data(), sizeof(float) * 16,
+                          cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dsw, hsw.data(), sizeof(float) * N,
+                          cudaMemcpyHostToDevice));
+
+    // Host reference for the correctness check (q/k/v, M = 16 only).
+    std::vector<double> ref, bound;
+    if (std::string(sh.name) == "qkv") {
+      std::vector<double> xd(hx.size()), wd(hw.size());
+      for (size_t i = 0; i < hx.size(); ++i)
+        xd[i] = decodeE4M3(hx[i]);
+      for (size_t i = 0; i < hw.size(); ++i)
+        wd[i] = decodeE4M3(hw[i]);
+      ref.assign(size_t(16) * N, 0);
+      bound.assign(size_t(16) * N, 0);
+      for (int64_t m = 0; m < 16; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double s = 0, a = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            double p = xd[m * K + k] * wd[n * K + k];
+            s += p;
+            a += std::fabs(p);
+          }
+          double sc = double(hsx[m]) * hsw[n];
+          ref[m * N + n] = sc * s;
+          bound[m * N + n] = sc * a;
+        }
+    }
+
+    for (int64_t M : Ms) {
+      // bf16 reference, y[M, N] = x[M, K] w[N, K]^T on row-major buffers:
+      // in cuBLAS's column-major terms C[N, M] = A^T B with A = w (K x N,
+      // lda K), B = x (K x M, ldb K), C = y (ldc N).
+      const float one = 1.0f, zero = 0.0f;
+      float bf16Ms = timeCalls(stream, copies16, [&](int c) {
+        CHECK_CUBLAS(cublasGemmEx(
+            blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &one,
+            dw16 + size_t(c) * wBytes, CUDA_R_16BF, int(K), dx16, CUDA_R_16BF,
+            int(K), &zero, dy16, CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
+      });
+      std::printf("\n%s M=%lld (N %lld, K %lld): bf16 cuBLAS %.4f ms\n",
+                  sh.name, (long long)M, (long long)N, (long long)K, bf16Ms);
+      for (const Variant &v : vs) {
+        DecodeGemmArgs a{};
+        a.outType = SLINRT_BF16;
+        a.M = M;
+        a.N = N;
+        a.K = K;
+        a.x = dx8;
+        a.ldx = K;
+        a.ldw = K;
+        a.y = dy16;
+        a.ldy = N;
+        a.sx = dsx;
+        a.sw = dsw;
+        a.outerVector = true;
+        a.bias = nullptr;
+        float ms = timeCalls(stream, copies8, [&](int c) {
+          a.w = dw8 + size_t(c) * wBytes;
+          CHECK_CUDA(v.bf16(a, stream));
+        });
+        std::string check = "";
+        if (!ref.empty() && M == 16) {
+          a.outType = SLINRT_F32;
+          a.y = dy32;
+          a.w = dw8;
+          CHECK_CUDA(v.f32(a, stream));
+          CHECK_CUDA(cudaStreamSynchronize(stream));
+          std::vector<float> hy(size_t(16) * N);
+          CHECK_CUDA(cudaMemcpy(hy.data(), dy32, sizeof(float) * hy.size(),
+                                cudaMemcpyDeviceToHost));
+          double worst = 0;
+          for (size_t i = 0; i < hy.size(); ++i)
+            worst = std::max(worst, std::fabs(hy[i] - ref[i]) /
+                                        std::max(bound[i], 1e-30));
+          bool ok = worst <= 1e-5;
+          failures += ok ? 0 : 1;
+          char buf[64];
+          std::snprintf(buf, sizeof(buf), "  check %s (%.1e)",
+                        ok ? "ok" : "FAILED", worst);
+          check = buf;
+        }
+        std::printf("  %-32s %.4f ms  %.3fx bf16  %.2f TB/s%s\n",
+                    v.name.c_str(), ms, ms / bf16Ms, wBytes / (ms * 1e9),
+                    check.c_str());
+        char row[320];
+        std::snprintf(row, sizeof(row),
+                      "%s{\"shape\": \"%s\", \"M\": %lld, \"N\": %lld, "
+                      "\"K\": %lld, \"variant\": \"%s\", \"ms\": %.5f, "
+                      "\"bf16_ms\": %.5f}",
+                      firstRow ? "" : ", ", sh.name, (long long)M,
+                      (long long)N, (long long)K, v.name.c_str(), ms, bf16Ms);
+        json += row;
+        firstRow = false;
+      }
+    }
+    cudaFree(dw8);
+    cudaFree(dw16);
+    cudaFree(dx8);
+    cudaFree(dx16);
+    cudaFree(dy16);
+    cudaFree(dy32);
+    cudaFree(dsx);
+    cudaFree(dsw);
+  }
+  json += "]}\n";
+  if (jsonPath) {
+    FILE *f = std::fopen(jsonPath, "w");
+    if (f) {
+      std::fputs(json.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  std::printf("\ncorrectness failures: %d\n", failures);
+  return failures ? 1 : 0;
+}
