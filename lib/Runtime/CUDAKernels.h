@@ -121,6 +121,9 @@ struct DecodeGemmArgs {
   const void *bias;
   /// Rows of w per CTA: 16 or 32 (decodeGemmTileN).
   int tileN;
+  /// The device's SMs: with 16-row tiles, picks the configuration whose
+  /// CTAs fit on the device at once (0: unknown).
+  int multiProcessors = 0;
 };
 
 /// Whether the current device runs an sm89+ image of the decode GEMM (the

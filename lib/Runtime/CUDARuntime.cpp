@@ -1167,6 +1167,7 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
     args.outerVector = p.scaling == SLINRT_SCALING_OUTER_VECTOR;
     args.bias = bias;
     args.tileN = decodeTileN(p.N, dev.multiProcessors);
+    args.multiProcessors = dev.multiProcessors;
     checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
     ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
     return;

@@ -27,7 +27,6 @@
 #include "CUDAKernels.h"
 #include "Float16.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace slinrt {
@@ -222,248 +221,6 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   }
 }
 
-//===----------------------------------------------------------------------===//
-// Persistent variant: W through a cp.async ring in shared memory
-//===----------------------------------------------------------------------===//
-
-/// A persistent instance: each CTA walks the n-tiles blockIdx.x,
-/// blockIdx.x + gridDim.x, ...; each warp streams its k-steps of those tiles
-/// as one sequence of chunks (U k-steps each) through a ring of S chunks in
-/// shared memory (cp.async, so the bytes in flight cost no registers), and
-/// keeps issuing the next tile's chunks while the CTA reduces the current
-/// tile. x, read from L2, is loaded into registers one chunk ahead.
-template <int NT, int U, int S, int Warps, int MinBlocks>
-struct DecodePipeConfig {
-  static constexpr int kNT = NT, kU = U, kStages = S, kWarps = Warps,
-                       kThreads = 32 * Warps, kMinBlocks = MinBlocks;
-  /// Dynamic shared memory: the ring, then the warps' partial sums.
-  static constexpr size_t kSmemBytes =
-      size_t(S) * U * NT * kThreads * 16 + size_t(Warps) * 16 * 8 * NT * 4;
-};
-
-__device__ __forceinline__ void cpAsync16(void *dst, const void *src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d),
-               "l"(src)
-               : "memory");
-#endif
-}
-__device__ __forceinline__ void cpAsyncCommit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-template <int N> __device__ __forceinline__ void cpAsyncWait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
-
-/// Launch: C::kThreads threads, C::kSmemBytes of dynamic shared memory, at
-/// most ceil(N / (8 C::kNT)) CTAs. M <= 16.
-template <typename C, typename T>
-__global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
-    decodeGemmPipeKernel(const uint8_t *__restrict__ x, int64_t ldx,
-                         const uint8_t *__restrict__ w, int64_t ldw,
-                         T *__restrict__ y, int64_t ldy,
-                         const float *__restrict__ sx,
-                         const float *__restrict__ sw,
-                         const T *__restrict__ bias, int M, int64_t N,
-                         int64_t K, int outerVector) {
-  constexpr int NT = C::kNT, U = C::kU, S = C::kStages, kWarps = C::kWarps,
-                kThreads = C::kThreads, kTileN = 8 * NT;
-  static_assert(S >= 2, "the ring needs two stages");
-  extern __shared__ uint4 smem[];
-  // ring[stage][u][j][thread]: a lane reads back only what it copied.
-  uint4 *ring = smem;
-  float(*partial)[16][kTileN] = reinterpret_cast<float(*)[16][kTileN]>(
-      smem + size_t(S) * U * NT * kThreads);
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, t = lane % 4;
-  const int64_t numTiles = (N + kTileN - 1) / kTileN;
-  const int64_t steps = (K + kStepK - 1) / kStepK;
-  const int64_t chunksPerTile = ((steps + kWarps - 1) / kWarps + U - 1) / U;
-  const int64_t myTiles =
-      blockIdx.x < numTiles ? (numTiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
-  const int64_t chunks = myTiles * chunksPerTile;
-
-  const uint8_t *xRow[2];
-  bool xOk[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    int m = 8 * h + g;
-    xOk[h] = m < M;
-    xRow[h] = x + (xOk[h] ? m : 0) * ldx + 16 * t;
-  }
-  const uint4 zero = make_uint4(0, 0, 0, 0);
-
-  // Warp `warp`'s u-th step of chunk ci of a tile (interleaved over warps,
-  // as the non-persistent kernel).
-  auto stepOf = [&](int64_t ci, int u) {
-    return warp + int64_t(kWarps) * (ci * U + u);
-  };
-  auto issue = [&](int64_t c) {
-    if (c < chunks) {
-      int64_t tile = blockIdx.x + (c / chunksPerTile) * gridDim.x;
-      int64_t ci = c % chunksPerTile;
-      int stage = static_cast<int>(c % S);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        int64_t off = stepOf(ci, u) * kStepK + 16 * t;
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          int64_t n = tile * kTileN + 8 * j + g;
-          uint4 *dst = &ring[((size_t(stage) * U + u) * NT + j) * kThreads +
-                             threadIdx.x];
-          if (off < K && n < N)
-            cpAsync16(dst, w + n * ldw + off);
-          else
-            *dst = zero;
-        }
-      }
-    }
-    // Always one group per chunk index, so that wait_group counts chunks.
-    cpAsyncCommit();
-  };
-  auto loadX = [&](int64_t c, uint4 (&xv)[U][2]) {
-    int64_t ci = c % chunksPerTile;
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      int64_t off = stepOf(ci, u) * kStepK;
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        xv[u][h] = c < chunks && xOk[h] && off + 16 * t < K
-                       ? loadShared(xRow[h] + off)
-                       : zero;
-    }
-  };
-
-#pragma unroll
-  for (int c = 0; c < S - 1; ++c)
-    issue(c);
-  uint4 xNext[U][2];
-  loadX(0, xNext);
-  float acc[NT][4];
-#pragma unroll
-  for (int j = 0; j < NT; ++j)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      acc[j][r] = 0.0f;
-
-  for (int64_t c = 0; c < chunks; ++c) {
-    // Groups committed: chunks 0 .. c + S - 2; chunk c is complete when at
-    // most S - 2 are pending. Its slot's previous chunk (c - 1) was read.
-    cpAsyncWait<S - 2>();
-    issue(c + S - 1);
-    uint4 xv[U][2];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        xv[u][h] = xNext[u][h];
-    loadX(c + 1, xNext);
-    const int stage = static_cast<int>(c % S);
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const uint4 b =
-            ring[((size_t(stage) * U + u) * NT + j) * kThreads + threadIdx.x];
-        const uint4 &lo = xv[u][0], &hi = xv[u][1];
-        float d0[4], d1[4];
-        mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
-        mmaE4M3(d1, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          acc[j][r] += d0[r] + d1[r];
-      }
-    if (c % chunksPerTile != chunksPerTile - 1)
-      continue;
-
-    // The tile's last chunk: reduce over the warps, scale, store.
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        partial[warp][g + 8 * (r / 2)][8 * j + 2 * t + r % 2] = acc[j][r];
-        acc[j][r] = 0.0f;
-      }
-    __syncthreads();
-    const int64_t n0 = (blockIdx.x + (c / chunksPerTile) * gridDim.x) * kTileN;
-    for (int e = threadIdx.x; e < 16 * kTileN; e += kThreads) {
-      int m = e / kTileN, col = e % kTileN;
-      int64_t n = n0 + col;
-      if (m >= M || n >= N)
-        continue;
-      float sum = 0.0f;
-#pragma unroll
-      for (int v = 0; v < kWarps; ++v)
-        sum += partial[v][m][col];
-      float scale = outerVector ? sx[m] * sw[n] : sx[0] * sw[0];
-      float value = scale * sum;
-      if (bias)
-        value += toFloat(bias[n]);
-      y[m * ldy + n] = fromFloat<T>(value);
-    }
-    __syncthreads();
-  }
-  cpAsyncWait<0>();
-}
-
-/// Launches persistent configuration C (M <= 16): one CTA per tile up to
-/// the CTAs that fit on the device at once.
-template <typename C, typename T>
-cudaError_t launchPipeConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
-  auto kernel = decodeGemmPipeKernel<C, T>;
-  // Once per instance: more than 48 KiB of dynamic shared memory, and how
-  // many CTAs fit on an SM with it.
-  static const int perSM = [&] {
-    if (cudaFuncSetAttribute(kernel,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(C::kSmemBytes)) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &blocks, kernel, C::kThreads, C::kSmemBytes) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    return blocks;
-  }();
-  if (perSM < 1 || a.M > 16)
-    return cudaErrorInvalidConfiguration;
-  int device = 0, sms = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err == cudaSuccess)
-    err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  if (err != cudaSuccess)
-    return err;
-  const int64_t tiles = (a.N + 8 * C::kNT - 1) / (8 * C::kNT);
-  const int64_t ctas = std::min<int64_t>(tiles, int64_t(sms) * perSM);
-  void (*fn)(const uint8_t *, int64_t, const uint8_t *, int64_t, T *, int64_t,
-             const float *, const float *, const T *, int, int64_t, int64_t,
-             int) = kernel;
-  const uint8_t *x = static_cast<const uint8_t *>(a.x);
-  const uint8_t *w = static_cast<const uint8_t *>(a.w);
-  T *y = static_cast<T *>(a.y);
-  const T *bias = static_cast<const T *>(a.bias);
-  int M = static_cast<int>(a.M), outer = a.outerVector ? 1 : 0;
-  int64_t ldx = a.ldx, ldw = a.ldw, ldy = a.ldy, N = a.N, K = a.K;
-  const float *sx = a.sx, *sw = a.sw;
-  void *argv[] = {&x, &ldx, &w, &ldw, &y, &ldy, &sx, &sw, &bias, &M, &N, &K,
-                  &outer};
-  err = cudaLaunchKernel(reinterpret_cast<const void *>(fn),
-                         dim3(static_cast<unsigned>(ctas)), dim3(C::kThreads),
-                         argv, C::kSmemBytes, stream);
-  if (err != cudaSuccess)
-    (void)cudaGetLastError();
-  return err;
-}
-
 /// Launches configuration C for the arguments a (checked by the caller).
 template <typename C, typename T>
 cudaError_t launchConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
@@ -477,16 +234,39 @@ cudaError_t launchConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
                       a.N, a.K, a.outerVector ? 1 : 0);
 }
 
-/// The runtime's configurations: 8 warps, each with 4 KiB of W in flight
-/// (U = 8 / NT k-steps), 3 CTAs per SM for one m-tile, 2 for two.
+/// The earlier configurations: 8 warps, each with 4 KiB of W in flight
+/// (U = 8 / NT k-steps), 3 CTAs per SM for one m-tile, 2 for two. Two
+/// m-tiles and 32-row tiles still run them.
 template <int MT, int NT>
-using RuntimeConfig = DecodeConfig<MT, NT, 8 / NT, 8, MT == 1 ? 3 : 2,
-                                   /*Contig=*/false, WLoad::Streaming>;
+using BaseConfig = DecodeConfig<MT, NT, 8 / NT, 8, MT == 1 ? 3 : 2,
+                                /*Contig=*/false, WLoad::Streaming>;
+
+/// M <= 16, 16-row tiles, chosen by the H200 sweep of 2026-12-01
+/// (bench/decode_gemm_sweep.cu, CUDA graphs, W from HBM): 8 KiB of W in
+/// flight per warp over a contiguous run of k-steps, 2 CTAs per SM, and a
+/// 256-byte L2 prefetch hint. Against BaseConfig<1, 2> at M = 16: gate/up
+/// 0.0362 against 0.0379 ms, o 0.0070 against 0.0086, down (K 14336) 0.0202
+/// against 0.0239.
+using DeepConfig = DecodeConfig<1, 2, 8, 8, 2, /*Contig=*/true,
+                                WLoad::Prefetch256>;
+/// As BaseConfig<1, 2> (3 CTAs per SM) with the prefetch hint: for N whose
+/// tiles fit on the SMs at once with 3 CTAs each but not with 2 (q/k/v of
+/// Llama-3-8B: 384 tiles on 132 SMs; 0.0103 ms against DeepConfig's
+/// 0.0109 and BaseConfig's 0.0106).
+using OneWaveConfig = DecodeConfig<1, 2, 4, 8, 3, /*Contig=*/false,
+                                   WLoad::Prefetch256>;
 
 template <int MT, typename T>
 cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
-  return a.tileN == 16 ? launchConfig<RuntimeConfig<MT, 2>, T>(a, stream)
-                       : launchConfig<RuntimeConfig<MT, 4>, T>(a, stream);
+  if (a.tileN == 32)
+    return launchConfig<BaseConfig<MT, 4>, T>(a, stream);
+  if constexpr (MT == 1) {
+    const int64_t tiles = (a.N + 15) / 16, sms = a.multiProcessors;
+    if (tiles > 2 * sms && tiles <= 3 * sms)
+      return launchConfig<OneWaveConfig, T>(a, stream);
+    return launchConfig<DeepConfig, T>(a, stream);
+  }
+  return launchConfig<BaseConfig<MT, 2>, T>(a, stream);
 }
 
 template <typename T>
@@ -502,7 +282,7 @@ bool decodeGemmAvailable() {
   // image) has the empty kernel.
   cudaFuncAttributes attr{};
   cudaError_t err =
-      cudaFuncGetAttributes(&attr, decodeGemmKernel<RuntimeConfig<1, 4>, BFloat16>);
+      cudaFuncGetAttributes(&attr, decodeGemmKernel<BaseConfig<1, 4>, BFloat16>);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
