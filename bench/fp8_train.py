@@ -108,8 +108,10 @@ KERNEL_CLASSES = (("fp8 quantize (splitlinear)", ("quantize", "amax", "castParts
                   ("triton (Inductor)", ("triton",)))
 
 
-def profile_steps(step: Callable[[], None], steps: int = 3) -> dict[str, float]:
-    """GPU ms per step by kernel class (KERNEL_CLASSES, else "other") over ``steps`` profiled steps."""
+def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0) -> dict[str, float]:
+    """GPU ms per step by kernel class (KERNEL_CLASSES, else "other") over ``steps`` profiled steps.
+
+    ``top_other`` > 0 also prints that many of the "other" class's kernels, by time."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -117,17 +119,23 @@ def profile_steps(step: Callable[[], None], steps: int = 3) -> dict[str, float]:
             step()
         torch.cuda.synchronize()
     out: dict[str, float] = {}
+    other: list[tuple[float, int, str]] = []
     for e in prof.key_averages():
         if e.device_type != torch.autograd.DeviceType.CUDA:
             continue
         name = e.key
         cls = next((c for c, keys in KERNEL_CLASSES if any(k.lower() in name.lower() for k in keys)), "other")
-        out[cls] = out.get(cls, 0.0) + e.self_device_time_total / 1e3 / steps
+        ms = e.self_device_time_total / 1e3 / steps
+        out[cls] = out.get(cls, 0.0) + ms
+        if cls == "other":
+            other.append((ms, e.count // steps, name))
+    for ms, count, name in sorted(other, reverse=True)[:top_other]:
+        print(f"   other {ms:7.3f} ms/step {count:5d} calls/step  {name[:110]}")
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
-                timed: int, fallback: str, profile: bool = False) -> dict[str, Any]:
+                timed: int, fallback: str, profile: bool = False, top_other: int = 0) -> dict[str, Any]:
     model = copy.deepcopy(base)
     model.train()
     fn = compile_variant(model, variant, fallback)
@@ -154,7 +162,7 @@ def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Ten
             opt.step()
             opt.zero_grad(set_to_none=True)
 
-        kernels = profile_steps(one_step)
+        kernels = profile_steps(one_step, top_other=top_other)
         print(f"-- {variant}: GPU ms per step by kernel class: "
               + ", ".join(f"{k} {v:.2f}" for k, v in kernels.items()), flush=True)
     result = {
@@ -184,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--vocab", type=int, default=None, help="vocabulary size (default: Llama-3's 128256)")
     p.add_argument("--profile", action="store_true",
                    help="after timing, profile 3 steps of each variant and print GPU time per kernel class")
+    p.add_argument("--profile-other", type=int, default=0, metavar="N",
+                   help="with --profile, also print the N longest kernels of the 'other' class")
     p.add_argument("--quick", action="store_true", help="CPU smoke run: tiny config, 3 steps, fallback eager")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
@@ -201,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
                for _ in range(args.steps)]
-    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile)
+    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile, args.profile_other)
                for v in variants}
 
     ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]
