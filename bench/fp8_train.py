@@ -102,7 +102,7 @@ def _sync(device: str) -> None:
 
 
 #: Kernel classes of the profile, by the first substring of the kernel name that matches.
-KERNEL_CLASSES = (("fp8 quantize (splitlinear)", ("quantize", "amax", "castParts", "cast_parts")),
+KERNEL_CLASSES = (("fp8 quantize (splitlinear)", ("quantize", "amax", "castParts", "cast_parts", "castTiles")),
                   ("gemm", ("gemm", "nvjet", "cutlass", "sm90_xmma", "decodeGemm")),
                   ("attention", ("flash", "fmha", "attention")),
                   ("triton (Inductor)", ("triton",)))
