@@ -25,8 +25,10 @@ default, as torchao's and vLLM's dynamic FP8) or ``"tensorwise"``.
 The FP8 weights are inference weights: no gradient flows through
 :class:`Fp8ServingLinear`, and a forward whose input requires a gradient
 raises. Saving and loading: ``state_dict`` holds ``weight`` (FP8),
-``weight_scale_inv`` (float32) and ``bias`` for each converted module, so
-``safetensors`` and ``torch.save`` round-trip into a converted model; a
+``weight_scale_inv`` (float32) and ``bias`` for each converted module, the
+weight flattened (also with ``keep_vars=True``) so that an unconverted model
+cannot take it; loading refuses a non-FP8 weight and a weight without its
+scales. ``safetensors`` and ``torch.save`` round-trip into a converted model; a
 transformers model records the conversion in ``config.quantization_config``
 and loads back with ``from_pretrained`` once :mod:`splitlinear.serving` is
 imported (:mod:`splitlinear.hf_quantizer`).
@@ -145,16 +147,43 @@ def _flatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefix:
                           local_metadata: dict[str, Any]) -> None:
     """Checkpoints hold the FP8 weight flattened to ``[out_features * in_features]``: a loader that
     does not know the format (a plain ``nn.Linear``, transformers without the ``splitlinear_fp8``
-    quantizer) fails with a size mismatch instead of taking FP8 bytes without their scales."""
+    quantizer) fails with a size mismatch instead of taking FP8 bytes without their scales.
+
+    With ``keep_vars=True`` the entry is a flattened Parameter aliasing the module's weight (not the
+    module's Parameter object itself), for the same reason: a 2-D FP8 Parameter loaded into an
+    unconverted model with ``strict=False`` would be cast to its dtype silently."""
     key = prefix + "weight"
     value = state_dict.get(key)
-    if isinstance(value, Tensor) and not isinstance(value, nn.Parameter) and value.dim() == 2:
+    if not isinstance(value, Tensor) or value.dim() != 2:
+        return
+    if isinstance(value, nn.Parameter):
+        state_dict[key] = nn.Parameter(value.detach().reshape(-1), requires_grad=False)
+    else:
         state_dict[key] = value.reshape(-1)
 
 
-def _unflatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
-    key = prefix + "weight"
+def _unflatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefix: str,
+                            local_metadata: dict[str, Any], strict: bool, missing_keys: list[str],
+                            unexpected_keys: list[str], error_msgs: list[str]) -> None:
+    """Restores the weight's 2-D shape, and refuses, whatever ``strict``, entries that would give wrong
+    numbers: a weight that is not ``float8_e4m3fn`` (an unconverted model's: copying would cast it
+    to FP8 without a scale), or an FP8 weight without its ``weight_scale_inv`` or the reverse (the
+    new bytes read with the old scales). Refused entries are dropped: the module keeps its tensors."""
+    key, scale_key = prefix + "weight", prefix + "weight_scale_inv"
     value = state_dict.get(key)
+    problem = None
+    if isinstance(value, Tensor) and value.dtype != _E4M3:
+        problem = (f"the checkpoint holds a {value.dtype} weight {list(value.shape)}, but this Fp8ServingLinear "
+                   f"holds float8_e4m3fn weights with scales (load an unconverted checkpoint before "
+                   f"convert_to_fp8_serving)")
+    elif (key in state_dict) != (scale_key in state_dict):
+        have, lack = (key, scale_key) if key in state_dict else (scale_key, key)
+        problem = f"the checkpoint holds {have} but not {lack}; FP8 weights mean nothing without their own scales"
+    if problem is not None:
+        error_msgs.append(f"Fp8ServingLinear {prefix[:-1] or '<root>'}: {problem}")
+        state_dict.pop(key, None)
+        state_dict.pop(scale_key, None)
+        return
     if isinstance(value, Tensor) and value.dim() == 1 and value.numel() == module.weight.numel():
         state_dict[key] = value.view(module.weight.shape)
 
