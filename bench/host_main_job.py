@@ -44,8 +44,15 @@ def _timed(times: dict[tuple[str, str], list[float]], key: tuple[str, str], fn: 
 
 
 def _compile(eager: torch.nn.Module, spec: str) -> torch.nn.Module:
-    """A compiled copy of ``eager`` for ``spec`` = ``backend/packed/fullgraph`` (``ind`` or ``sl``, 0/1, 0/1)."""
-    backend, packed, fullgraph = spec.split("/")
+    """A compiled copy of ``eager`` for ``spec`` = ``backend/packed/fullgraph`` (``ind`` or ``sl``, 0/1, 0/1).
+
+    Raises:
+        ValueError: ``spec`` is not of that form.
+    """
+    parts = spec.split("/")
+    if len(parts) != 3 or parts[0] not in ("ind", "sl") or not {parts[1], parts[2]} <= {"0", "1"}:
+        raise ValueError(f"--variants: {spec!r} is not backend/packed/fullgraph, e.g. sl/1/1 or ind/0/0")
+    backend, packed, fullgraph = parts
     model = copy.deepcopy(eager)
     if packed == "1":
         pack_parameters(model)
@@ -53,7 +60,8 @@ def _compile(eager: torch.nn.Module, spec: str) -> torch.nn.Module:
                          fullgraph=fullgraph == "1")
 
 
-def _capture(models: dict[str, torch.nn.Module], ids: torch.Tensor) -> dict[str, tuple[Callable[..., Any], list]]:
+def _capture(models: dict[str, torch.nn.Module],
+             ids: torch.Tensor) -> dict[str, tuple[Callable[..., Any], list]]:
     """Each variant's generated ``call`` and the inputs it got for ``ids`` (one no-grad forward each)."""
     import torch._inductor.output_code as output_code
 
