@@ -113,7 +113,7 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
 
     # Timings: forward at prefill (batch x seq) and decode (batch x 1) shapes.
     # The same compile arguments as splitlinear's: fullgraph=True alone costs every call
-    # Dynamo host time (15-25 us per forward of the small Llama on the 2-core CPU machine,
+    # Dynamo host time (up to 27 us per forward of the small Llama on the 2-core CPU machine,
     # docs/Performance.md), which a comparison of backends must not charge to one of them.
     inductor = torch.compile(copy.deepcopy(eager), fullgraph=True)
     decode_ids = ids[:, :1].contiguous()
