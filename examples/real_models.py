@@ -112,7 +112,10 @@ def run_model(arch: str, args: argparse.Namespace) -> dict[str, Any]:
     layers = eager.config.num_hidden_layers
 
     # Timings: forward at prefill (batch x seq) and decode (batch x 1) shapes.
-    inductor = torch.compile(copy.deepcopy(eager))
+    # The same compile arguments as splitlinear's: fullgraph=True alone costs every call
+    # Dynamo host time (up to 27 us per forward of the small Llama on the 2-core CPU machine,
+    # docs/Performance.md), which a comparison of backends must not charge to one of them.
+    inductor = torch.compile(copy.deepcopy(eager), fullgraph=True)
     decode_ids = ids[:, :1].contiguous()
     times: dict[str, dict[str, float]] = {}
     with torch.no_grad():
