@@ -142,16 +142,34 @@ public:
     // One slot per flattened tensor input, then the four non-tensor inputs.
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 4);
     size_t next = 0;
+    // Tensorwise with one part: its weight scale is one number, so dgrad
+    // takes it as the GEMM's weight scale instead of folding it into dy's
+    // columns, and one quantization of dy (one amax pass, one cast writing
+    // both layouts) serves dgrad and wgrad.
+    bool lonePart = recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
+    at::Tensor dy8t, sdy;
     if (needs.input) {
       const at::Tensor &w8t = saved[next++];
       const at::Tensor &rowScaleInv = saved[next++];
-      auto [dz8, unused, sz] =
-          h.fp8Quantize.call(grad, at::kFloat8_e5m2,
-                             rowwise ? "rows" : "tensor", rowScaleInv,
-                             /*write_out=*/true, /*write_transposed=*/false);
-      at::Tensor one = at::ones({1}, grad.options().dtype(at::kFloat));
+      at::Tensor dz8, sz, sw;
+      if (lonePart) {
+        auto [out, outT, scaleInv] = h.fp8Quantize.call(
+            grad, at::kFloat8_e5m2, "tensor", std::nullopt,
+            /*write_out=*/true, /*write_transposed=*/needs.anyWeight());
+        dz8 = out, sz = scaleInv;
+        if (needs.anyWeight())
+          dy8t = padColumns(outT), sdy = scaleInv;
+        sw = rowScaleInv.narrow(0, 0, 1);
+      } else {
+        auto [out, unused, scaleInv] =
+            h.fp8Quantize.call(grad, at::kFloat8_e5m2,
+                               rowwise ? "rows" : "tensor", rowScaleInv,
+                               /*write_out=*/true, /*write_transposed=*/false);
+        dz8 = out, sz = scaleInv;
+        sw = at::ones({1}, grad.options().dtype(at::kFloat));
+      }
       grads[0] = h.scaledLinear.call(dz8.view_symint(grad.sym_sizes()), sz,
-                                     {w8t}, one, std::nullopt,
+                                     {w8t}, sw, std::nullopt,
                                      grad.scalar_type(), /*fast_accum=*/false);
     }
     if (needs.anyWeight()) {
@@ -159,8 +177,7 @@ public:
       // next to a LoRA adapter gets none). Every row of dW depends on its
       // own column of dy only, so the runs equal the full GEMM's row blocks.
       std::vector<WgradRun> runs = wgradRuns(needs);
-      at::Tensor dy8t, sdy;
-      if (recipe != Fp8Recipe::RowwiseWithGwHp) {
+      if (recipe != Fp8Recipe::RowwiseWithGwHp && !dy8t.defined()) {
         auto quantized =
             h.fp8Quantize.call(grad, at::kFloat8_e5m2,
                                rowwise ? "cols" : "tensor", std::nullopt,

@@ -166,7 +166,8 @@ def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recip
     Forward: x -> e4m3 (tensor, or rows), parts -> e4m3 with their own scales,
     ``sx * ŝ * (x8 · W8ᵀ) + cat(bias)``. dgrad: ``dy * ŝ`` (column scale)
     quantized to e5m2 (tensor, or rows), times ``W8`` (``W8ᵀ``'s rows), unit
-    weight scale. wgrad: ``dyᵀ`` and ``xᵀ`` quantized, e5m2 × e4m3 (tensorwise:
+    weight scale; tensorwise with one part: ``dy`` quantized as it is, the
+    part's scale as the weight scale. wgrad: ``dyᵀ`` and ``xᵀ`` quantized, e5m2 × e4m3 (tensorwise:
     x's forward scale; rowwise: per column of x and of dy), or ``dyᵀ · x`` in
     high precision (``rowwise_with_gw_hp``: exact here, rounded by the op).
     """
@@ -179,8 +180,13 @@ def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recip
     if dy is None:
         return LinearRef(y, None, None, None)
     g = dy.detach().reshape(-1, dy.shape[-1])
-    dq = quantize(g, E5M2, "rows" if rowwise else "tensor", col_scale=wq.row_scale_inv)
-    dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, torch.ones(1))
+    if not rowwise and len(weight) == 1:
+        # One part: its scale goes to the GEMM, and dy is quantized once for dgrad and wgrad.
+        dq = quantize(g, E5M2, "tensor")
+        dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, wq.scale_inv)
+    else:
+        dq = quantize(g, E5M2, "rows" if rowwise else "tensor", col_scale=wq.row_scale_inv)
+        dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, torch.ones(1))
     if recipe == "rowwise_with_gw_hp":
         xd = x.detach().reshape(-1, x.shape[-1]).cpu().double()
         gd = g.cpu().double()

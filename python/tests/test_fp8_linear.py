@@ -307,3 +307,34 @@ def test_no_grad_and_inference_mode_build_no_graph(op) -> None:
     with torch.inference_mode():
         z = op.fp8_linear(x.detach(), [w[0].detach()])
     assert torch.equal(z, want)
+
+
+@pytest.mark.parametrize("rows", [(48,), (32, 16, 48)], ids=["1part", "3parts"])
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_backward_quantizes_dy_once_for_one_part(op, rows, recipe: str) -> None:
+    """Tensorwise with one part: dgrad and wgrad share one quantization of dy (the part's scale goes
+    to the GEMM), so the backward reads dy for FP8 once; with several parts (the scales folded into
+    dy's columns for dgrad) or per-row scales it takes two. The gradients stay within 1 ulp of the
+    emulation, which models the same choice."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class CountQuantize(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.e5m2 = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if func is torch.ops.splitlinear.fp8_quantize.default and args[1] == torch.float8_e5m2:
+                self.e5m2 += 1
+            return func(*args, **(kwargs or {}))
+
+    x, ws, bs = _problem(rows, (2, 3), torch.float32, True, seed=11)
+    y = op.fp8_linear(x, ws, bs, recipe=recipe)
+    dy = ref.fresh(*y.shape)
+    counter = CountQuantize()
+    with counter:
+        y.backward(dy)
+    want = 1 if recipe == "tensorwise" and len(rows) == 1 else (1 if recipe == "rowwise_with_gw_hp" else 2)
+    assert counter.e5m2 == want
+    _check_grads(x, ws, bs, dy, recipe, {"x": x.grad, **{f"w{i}": w.grad for i, w in enumerate(ws)},
+                                         **{f"b{i}": b.grad for i, b in enumerate(bs)}})
