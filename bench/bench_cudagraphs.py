@@ -18,7 +18,6 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cuda_time_ms  # noqa: E402
+from common import cuda_time_ms, run_workers  # noqa: E402
 
 #: (M, K, parts, training) as in issue 11's table.
 MICRO_ROWS: list[tuple[int, int, list[int], bool]] = [
@@ -281,20 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.json, args.skip_models)
         return 0
-    results = []
-    for group in args.groups:
-        path = f"{args.json}.{group}.part"
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", group, "--json", path]
-        if args.skip_models:
-            cmd.append("--skip-models")
-        print(f"== {group}", flush=True)
-        proc = subprocess.run(cmd)
-        if proc.returncode != 0 or not os.path.exists(path):
-            print(f"group {group} failed (exit {proc.returncode})", flush=True)
-            continue
-        with open(path) as f:
-            results.append(json.load(f))
-        os.remove(path)
+    results = run_workers(__file__, args.groups, args.json, ["--skip-models"] if args.skip_models else [])
     with open(args.json, "w") as f:
         json.dump(report(results), f, indent=1)
     return 0

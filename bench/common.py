@@ -72,3 +72,27 @@ def peak_memory_mb(fn: Callable[[], object]) -> float:
     fn()
     torch.cuda.synchronize()
     return (torch.cuda.max_memory_allocated() - base) / 2**20
+
+
+def run_workers(script: str, names: Sequence[str], json_path: str, extra_args: Sequence[str] = ()) -> list[dict]:
+    """Runs ``script --worker NAME --json PART`` once per name, each in a process of its own (so that
+    compiled code, CUDA graphs and allocator state do not carry over), and returns the JSON objects
+    the workers wrote, in order; a worker that fails is reported and left out."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    results = []
+    for name in names:
+        path = f"{json_path}.{name}.part"
+        cmd = [sys.executable, os.path.abspath(script), "--worker", name, "--json", path, *extra_args]
+        print(f"== {name}", flush=True)
+        proc = subprocess.run(cmd)
+        if proc.returncode != 0 or not os.path.exists(path):
+            print(f"{name} failed (exit {proc.returncode})", flush=True)
+            continue
+        with open(path) as f:
+            results.append(json.load(f))
+        os.remove(path)
+    return results

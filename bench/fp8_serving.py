@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -44,7 +43,7 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cuda_time_ms  # noqa: E402
+from common import cuda_time_ms, run_workers  # noqa: E402
 
 VARIANTS = ["inductor_bf16", "splitlinear_bf16", "splitlinear_fp8", "splitlinear_fp8_tw", "splitlinear_fp8_all",
             "splitlinear_fp8_gq", "torchao_fp8"]
@@ -221,22 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.json, args.skip_generate, args.skip_decode)
         return 0
-    rows = []
-    for variant in args.variants:
-        path = f"{args.json}.{variant}.part"
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", variant, "--json", path]
-        if args.skip_generate:
-            cmd.append("--skip-generate")
-        if args.skip_decode:
-            cmd.append("--skip-decode")
-        print(f"== {variant}", flush=True)
-        proc = subprocess.run(cmd)
-        if proc.returncode != 0 or not os.path.exists(path):
-            print(f"variant {variant} failed (exit {proc.returncode})", flush=True)
-            continue
-        with open(path) as f:
-            rows.append(json.load(f))
-        os.remove(path)
+    extra = [flag for flag, on in (("--skip-generate", args.skip_generate), ("--skip-decode", args.skip_decode)) if on]
+    rows = run_workers(__file__, args.variants, args.json, extra)
     base = next((r["decode_ms"] for r in rows if r["variant"] == "inductor_bf16" and "decode_ms" in r), None)
     print("\ndecode 16x1, no-cache forward, reduce-overhead (ms; first call s; peak MB; weight floor ms)")
     for r in rows:
