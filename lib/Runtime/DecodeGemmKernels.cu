@@ -244,9 +244,9 @@ using BaseConfig = DecodeConfig<MT, NT, 8 / NT, 8, MT == 1 ? 3 : 2,
 /// M <= 16, 16-row tiles, chosen by the H200 sweep of 2026-12-01
 /// (bench/decode_gemm_sweep.cu, CUDA graphs, W from HBM): 8 KiB of W in
 /// flight per warp over a contiguous run of k-steps, 2 CTAs per SM, and a
-/// 256-byte L2 prefetch hint. Against BaseConfig<1, 2> at M = 16 (run 1): gate/up
-/// 0.0362 against 0.0379 ms, o 0.0070 against 0.0086, down (K 14336) 0.0202
-/// against 0.0239.
+/// 256-byte L2 prefetch hint. Against BaseConfig<1, 2> at M = 16 (run 1):
+/// gate/up 0.0362 against 0.0379 ms, o 0.0070 against 0.0086, down
+/// (K 14336) 0.0202 against 0.0239.
 using DeepConfig = DecodeConfig<1, 2, 8, 8, 2, /*Contig=*/true,
                                 WLoad::Prefetch256>;
 /// As BaseConfig<1, 2> (3 CTAs per SM) with the prefetch hint: for N whose
@@ -281,8 +281,8 @@ bool decodeGemmAvailable() {
   // The binary the device runs: sm80 code (an sm89 device without its own
   // image) has the empty kernel.
   cudaFuncAttributes attr{};
-  cudaError_t err =
-      cudaFuncGetAttributes(&attr, decodeGemmKernel<BaseConfig<1, 4>, BFloat16>);
+  cudaError_t err = cudaFuncGetAttributes(
+      &attr, decodeGemmKernel<BaseConfig<1, 4>, BFloat16>);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     return false;

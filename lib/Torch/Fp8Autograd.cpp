@@ -146,7 +146,8 @@ public:
     // takes it as the GEMM's weight scale instead of folding it into dy's
     // columns, and one quantization of dy (one amax pass, one cast writing
     // both layouts) serves dgrad and wgrad.
-    bool lonePart = recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
+    bool lonePart =
+        recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
     at::Tensor dy8t, sdy;
     if (needs.input) {
       const at::Tensor &w8t = saved[next++];
