@@ -12,6 +12,8 @@ and data:
 * ``splitlinear_fp8_tensorwise`` / ``_rowwise``: ``options={"fp8": ...}``;
 * ``splitlinear_fp8_tensorwise_all`` / ``_rowwise_all`` (only when named): ``fp8_filter=()`` as
   well, so that ``lm_head`` runs in FP8 too;
+* ``splitlinear_fp8_tensorwise_nocache`` / ``_rowwise_nocache`` (only when named):
+  ``fp8_weight_cache=False``, to see what the weight cache costs in memory and saves in time;
 * ``torchao_fp8_tensorwise`` / ``_rowwise``: ``torchao.float8.convert_to_float8_training``
   (recipe by name, ``lm_head`` skipped as splitlinear's default filter does), then
   ``torch.compile`` with Inductor; skipped when torchao is not importable.
@@ -52,7 +54,7 @@ TINY = dict(hidden_size=64, intermediate_size=160, num_attention_heads=4, num_ke
 
 VARIANTS = ("inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
             "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_tensorwise_all",
-            "splitlinear_fp8_rowwise_all")
+            "splitlinear_fp8_rowwise_all", "splitlinear_fp8_tensorwise_nocache", "splitlinear_fp8_rowwise_nocache")
 #: Run by default (the ``_all`` variants, lm_head in FP8 too, on request).
 DEFAULT_VARIANTS = VARIANTS[:6]
 
@@ -87,6 +89,9 @@ def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Call
         if recipe.endswith("_all"):
             # Nothing skipped by name: lm_head runs in FP8 as well.
             recipe, options["fp8_filter"] = recipe.removesuffix("_all"), ()
+        if recipe.endswith("_nocache"):
+            # No FP8 weight cache: the FP8 copies live only as long as autograd keeps them.
+            recipe, options["fp8_weight_cache"] = recipe.removesuffix("_nocache"), False
         return torch.compile(model, backend="splitlinear", options={**options, "fp8": recipe})
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
 

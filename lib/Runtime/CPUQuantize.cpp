@@ -96,7 +96,20 @@ void cpu::castParts(slinrt_context &, const PartsProblem &p) {
   });
 }
 
-void cpu::quantize(slinrt_context &, const QuantizeProblem &p) {
+void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
+  if (p.dual) {
+    // The two tensorwise quantizations the dual one stands for.
+    QuantizeProblem folded = p, plain = p;
+    folded.dual = plain.dual = false;
+    folded.outT = nullptr;
+    plain.colScale = nullptr;
+    plain.out = nullptr;
+    plain.amax = p.amax + 1;
+    plain.scaleInv = p.scaleInvT;
+    quantize(ctx, folded);
+    quantize(ctx, plain);
+    return;
+  }
   dispatchQuant(p.src, p.dst, [&](auto s, auto f) {
     using S = typename decltype(s)::type;
     using F8 = typename decltype(f)::type;

@@ -66,10 +66,11 @@ bool vectorLoadsOk(const void *data, int64_t cols, int64_t ld);
 
 /// amax[i] = max(amax[i], max |parts[i] (· colScale)|) as float bits: the
 /// caller zeroes amax first (cudaMemsetAsync). colScale (NULL or cols
-/// floats) only with one part.
+/// floats) only with one part; with it, `amaxPlain` (may be NULL) gets max
+/// |parts[0]| without colScale from the same loads.
 cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
                             int numParts, const float *colScale, float *amax,
-                            cudaStream_t stream);
+                            cudaStream_t stream, float *amaxPlain = nullptr);
 
 /// Casts parts [rows_i, cols] (· colScale) with the scale of amax[i] into
 /// out [totalRows, cols] and outT [cols, totalRows] (either may be NULL),
@@ -80,6 +81,15 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             const float *amax, uint8_t *out, uint8_t *outT,
                             float *scaleInv, float *rowScaleInv,
                             cudaStream_t stream);
+
+/// The dual cast of x [rows, cols] (slinrt_quantize_fp8_dual), one launch:
+/// out = x · colScale with the scale of amax[0] (scaleInv[0] written), outT
+/// = xᵀ with the scale of amax[1] (scaleInvT[0] written).
+cudaError_t launchCastDual(slinrt_dtype src, slinrt_dtype dst,
+                           const Fp8Part &x, const float *colScale,
+                           const float *amax, uint8_t *out, float *scaleInv,
+                           uint8_t *outT, float *scaleInvT,
+                           cudaStream_t stream);
 
 /// Per-row (one launch) and per-column quantization of x: amax (may be
 /// NULL) and scaleInv get one entry per row / column. The per-column one is

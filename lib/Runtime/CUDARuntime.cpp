@@ -1270,6 +1270,17 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   Fp8Part x = partOf(p.x, p.src, 0);
   uint8_t *out = static_cast<uint8_t *>(p.out);
   uint8_t *outT = static_cast<uint8_t *>(p.outT);
+  if (p.dual) {
+    checkCuda(cudaMemsetAsync(p.amax, 0, 2 * sizeof(float), stream),
+              "cudaMemsetAsync(amax)");
+    checkCuda(launchAmaxParts(p.src, &x, 1, p.colScale, p.amax, stream,
+                              p.amax + 1),
+              "amax kernel launch");
+    checkCuda(launchCastDual(p.src, p.dst, x, p.colScale, p.amax, out,
+                             p.scaleInv, outT, p.scaleInvT, stream),
+              "FP8 dual cast kernel launch");
+    return;
+  }
   switch (p.axis) {
   case SLINRT_QUANT_TENSOR:
     checkCuda(cudaMemsetAsync(p.amax, 0, sizeof(float), stream),

@@ -147,6 +147,23 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
   return p;
 }
 
+QuantizeProblem slinrt::makeQuantizeDualProblem(
+    slinrt_dtype src, slinrt_dtype dst, const slinrt_memref2d *x,
+    const float *colScale, float *amax, float *scaleInv, void *out,
+    float *scaleInvT, void *outT) {
+  QuantizeProblem p = makeQuantizeProblem(src, dst, SLINRT_QUANT_TENSOR, x,
+                                          colScale, amax, scaleInv, out, outT);
+  requirePointer(colScale, "colScale (a dual quantization folds it into out)");
+  requirePointer(scaleInvT, "scaleInvT");
+  if (p.x.rows > 0 && p.x.cols > 0) {
+    requirePointer(out, "out");
+    requirePointer(outT, "outT");
+  }
+  p.dual = true;
+  p.scaleInvT = scaleInvT;
+  return p;
+}
+
 ScaledGemmProblem slinrt::makeScaledGemmProblem(
     slinrt_dtype outType, const slinrt_memref2d *A, const slinrt_memref2d *B,
     const slinrt_memref2d *D, const slinrt_memref1d *scaleA,
@@ -304,6 +321,21 @@ void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
       [&] {
         return makeQuantizeProblem(src, dst, axis, x, colScale, amax, scaleInv,
                                    out, outT);
+      },
+      [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
+      SLINRT_ON_CUDA(cuda::quantize));
+}
+
+void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
+                              slinrt_dtype dst, const slinrt_memref2d *x,
+                              const float *colScale, float *amax,
+                              float *scaleInv, void *out, float *scaleInvT,
+                              void *outT) {
+  runQuantization(
+      ctx, "slinrt_quantize_fp8_dual",
+      [&] {
+        return makeQuantizeDualProblem(src, dst, x, colScale, amax, scaleInv,
+                                       out, scaleInvT, outT);
       },
       [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
       SLINRT_ON_CUDA(cuda::quantize));

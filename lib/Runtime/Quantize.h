@@ -37,7 +37,8 @@ struct PartsProblem {
   float *scaleInv = nullptr, *rowScaleInv = nullptr;
 };
 
-/// slinrt_quantize_fp8 on x [M, K].
+/// slinrt_quantize_fp8 (or, when `dual`, slinrt_quantize_fp8_dual) on x
+/// [M, K].
 struct QuantizeProblem {
   slinrt_dtype src = SLINRT_F32, dst = SLINRT_F8E4M3FN;
   slinrt_quant_axis axis = SLINRT_QUANT_TENSOR;
@@ -45,6 +46,10 @@ struct QuantizeProblem {
   const float *colScale = nullptr;
   float *amax = nullptr, *scaleInv = nullptr;
   void *out = nullptr, *outT = nullptr;
+  /// Dual: out takes x · colScale (amax[0], scaleInv), outT takes x itself
+  /// with its own tensorwise scale (amax[1], scaleInvT).
+  bool dual = false;
+  float *scaleInvT = nullptr;
 };
 
 /// The scaled GEMM D[M, N] = sA sB A[M, K] B[N, K]^T (+ bias[N]); A and B
@@ -75,6 +80,11 @@ QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                     const slinrt_memref2d *x,
                                     const float *colScale, float *amax,
                                     float *scaleInv, void *out, void *outT);
+QuantizeProblem makeQuantizeDualProblem(slinrt_dtype src, slinrt_dtype dst,
+                                        const slinrt_memref2d *x,
+                                        const float *colScale, float *amax,
+                                        float *scaleInv, void *out,
+                                        float *scaleInvT, void *outT);
 /// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) naming the operand for a bad
 /// shape, stride, alignment or dtype, SLINRT_ERROR_UNSUPPORTED for e5m2 x
 /// e5m2.

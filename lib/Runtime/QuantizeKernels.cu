@@ -155,9 +155,10 @@ __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
 /// block reduces its chunk and merges with one atomicMax on the float bits.
 template <typename S>
 __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
-    amaxPartsKernel(PartsArg args, const float *colScale, uint32_t *amax) {
+    amaxPartsKernel(PartsArg args, const float *colScale, uint32_t *amax,
+                    uint32_t *amaxPlain) {
   const Fp8Part &part = args.parts[blockIdx.y];
-  uint32_t best = 0;
+  uint32_t best = 0, bestPlain = 0;
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (part.ld == part.cols && !colScale && part.vectorOk) {
@@ -194,6 +195,18 @@ __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
     for (int64_t r = warp; r < part.rows; r += warps)
       for (int64_t c = int64_t(lane) * kVec; c < part.cols; c += 32 * kVec) {
         float v[kVec];
+        if (amaxPlain) {
+          // Both maxima from one load: of x, and of x · colScale (the same
+          // fp32 product loadRun takes).
+          loadRun<S>(part, part.cols, r, c, nullptr, part.vectorOk, v);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            bestPlain = max(bestPlain, absBits(v[j]));
+            if (c + j < part.cols)
+              best = max(best, absBits(v[j] * colScale[c + j]));
+          }
+          continue;
+        }
         loadRun<S>(part, part.cols, r, c, colScale, part.vectorOk, v);
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
@@ -203,6 +216,11 @@ __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
   best = blockMax(best);
   if (threadIdx.x == 0 && best != 0)
     atomicMax(&amax[blockIdx.y], best);
+  if (amaxPlain) {
+    bestPlain = blockMax(bestPlain);
+    if (threadIdx.x == 0 && bestPlain != 0)
+      atomicMax(amaxPlain, bestPlain);
+  }
 }
 
 /// The cast of one dense part (rows·cols elements in one run, vectorOk)
@@ -258,15 +276,22 @@ __device__ __forceinline__ WarpTile locateTile(const PartsArg &args,
 /// (from amax[p]) or, when PerColumn, column c's (from the amax bits in
 /// colAmax[c]). Writes out [totalRows, cols] in 8-byte runs, outT [cols,
 /// totalRows] in 16-byte column runs (a byte transpose in registers), and,
-/// unless PerColumn, scaleInv per part and rowScaleInv per row.
-template <typename S, typename F8, bool PerColumn>
+/// unless PerColumn, scaleInv per part and rowScaleInv per row. Dual (one
+/// part, colScale, not PerColumn): out holds x · colScale with the scale of
+/// amax[0], and outT holds x itself with the scale of amaxT[0] (its
+/// scale_inv in scaleInvT[0]): the dgrad and wgrad casts of dy from one read.
+template <typename S, typename F8, bool PerColumn, bool Dual>
 __global__ void __launch_bounds__(kThreads)
     castTilesKernel(PartsArg args, int64_t cols, int64_t totalRows,
                     int64_t colTiles, const float *colScale, const float *amax,
                     const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
                     uint8_t *outT, bool outTVectorOk, float *scaleInv,
-                    float *rowScaleInv) {
+                    float *rowScaleInv, const float *amaxT, float *scaleInvT) {
+  static_assert(!(Dual && PerColumn), "Dual casts take one scale each");
   constexpr float kMax = Fp8Format<F8>::kMax;
+  float scaleT = Dual ? fp8Scale(amaxT[0], kMax) : 1.0f;
+  if (Dual && blockIdx.x == 0 && threadIdx.x == 0)
+    scaleInvT[0] = 1.0f / scaleT;
   int lane = threadIdx.x % 32;
   int rg = lane / 8, cg = lane % 8;
   int64_t totalTiles = args.tileStart[args.count];
@@ -303,6 +328,13 @@ __global__ void __launch_bounds__(kThreads)
                    : partScale;
     }
     uint2 q[kLaneRows];
+    auto storeOut = [&] {
+      uint8_t *dst = out + (part.rowOffset + r0) * cols + c;
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i)
+        if (i < nRows)
+          storeRun(dst + i * cols, q[i], nCols, outVectorOk);
+    };
     if (part.vectorOk && nCols == kVec && nRows == kLaneRows) {
       // Fast path: all loads in flight first (loads, then the stores that
       // might alias them).
@@ -329,6 +361,20 @@ __global__ void __launch_bounds__(kThreads)
         }
         q[i] = encodeVector<F8>(v);
       }
+      if (Dual) {
+        // out now; q becomes the plain values for outT.
+        storeOut();
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i) {
+          S elems[kVec];
+          memcpy(elems, raw[i], sizeof(elems));
+          float v[kVec];
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            v[j] = toFloat(elems[j]) * scaleT;
+          q[i] = encodeVector<F8>(v);
+        }
+      }
     } else {
 #pragma unroll
       for (int i = 0; i < kLaneRows; ++i) {
@@ -345,14 +391,29 @@ __global__ void __launch_bounds__(kThreads)
         }
         q[i] = encodeVector<F8>(v);
       }
-    }
-    if (out) {
-      uint8_t *dst = out + (part.rowOffset + r0) * cols + c;
+      if (Dual) {
+        // out now; q becomes the plain values for outT (a second read, from
+        // cache: this path is for ragged or unaligned tiles only).
+        storeOut();
 #pragma unroll
-      for (int i = 0; i < kLaneRows; ++i)
-        if (i < nRows)
-          storeRun(dst + i * cols, q[i], nCols, outVectorOk);
+        for (int i = 0; i < kLaneRows; ++i) {
+          float v[kVec];
+          if (i < nRows) {
+            loadRun<S>(part, cols, r0 + i, c, nullptr, part.vectorOk, v);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j)
+              v[j] = v[j] * scaleT;
+          } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j)
+              v[j] = 0.0f;
+          }
+          q[i] = encodeVector<F8>(v);
+        }
+      }
     }
+    if (out && !Dual)
+      storeOut();
     if (!outT)
       continue;
     // Byte transpose: column j of the lane's 16 x 8 block, rows in order.
@@ -668,13 +729,15 @@ PartsArg partsArg(const Fp8Part *parts, int first, int count,
 
 /// Launches castTilesKernel over parts[0, numParts) in groups of
 /// kMaxPartsPerLaunch.
-template <bool PerColumn>
+template <bool PerColumn, bool Dual = false>
 cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
                             const Fp8Part *parts, int numParts, int64_t cols,
                             int64_t totalRows, const float *colScale,
                             const float *amax, const uint32_t *colAmax,
                             uint8_t *out, uint8_t *outT, float *scaleInv,
-                            float *rowScaleInv, cudaStream_t stream) {
+                            float *rowScaleInv, cudaStream_t stream,
+                            const float *amaxT = nullptr,
+                            float *scaleInvT = nullptr) {
   bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
   bool outTVectorOk = aligned(outT, 16) && totalRows % 16 == 0;
   int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
@@ -688,11 +751,13 @@ cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
     cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
       using S = decltype(s);
       using F8 = decltype(f);
-      return launchKernel(&castTilesKernel<S, F8, PerColumn>, dim3(blocks),
-                          dim3(kThreads), stream, args, cols, totalRows,
-                          colTiles, colScale, amax ? amax + first : nullptr,
-                          colAmax, out, outVectorOk, outT, groupOutTOk,
-                          scaleInv ? scaleInv + first : nullptr, rowScaleInv);
+      return launchKernel(&castTilesKernel<S, F8, PerColumn, Dual>,
+                          dim3(blocks), dim3(kThreads), stream, args, cols,
+                          totalRows, colTiles, colScale,
+                          amax ? amax + first : nullptr, colAmax, out,
+                          outVectorOk, outT, groupOutTOk,
+                          scaleInv ? scaleInv + first : nullptr, rowScaleInv,
+                          amaxT, scaleInvT);
     });
     if (err != cudaSuccess)
       return err;
@@ -708,7 +773,7 @@ bool vectorLoadsOk(const void *data, int64_t cols, int64_t ld) {
 
 cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
                             int numParts, const float *colScale, float *amax,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, float *amaxPlain) {
   for (int first = 0; first < numParts; first += kMaxPartsPerLaunch) {
     int count = std::min(numParts - first, kMaxPartsPerLaunch);
     PartsArg args = partsArg(parts, first, count, 1);
@@ -725,7 +790,8 @@ cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
       return launchKernel(&amaxPartsKernel<S>,
                           dim3(unsigned(blocks), unsigned(count)),
                           dim3(kThreads), stream, args, colScale,
-                          reinterpret_cast<uint32_t *>(amax + first));
+                          reinterpret_cast<uint32_t *>(amax + first),
+                          reinterpret_cast<uint32_t *>(amaxPlain));
     });
     if (err != cudaSuccess)
       return err;
@@ -757,6 +823,19 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
   return launchCastTiles<false>(src, dst, parts, numParts, cols, totalRows,
                                 colScale, amax, nullptr, out, outT, scaleInv,
                                 rowScaleInv, stream);
+}
+
+cudaError_t launchCastDual(slinrt_dtype src, slinrt_dtype dst,
+                           const Fp8Part &x, const float *colScale,
+                           const float *amax, uint8_t *out, float *scaleInv,
+                           uint8_t *outT, float *scaleInvT,
+                           cudaStream_t stream) {
+  Fp8Part part = x;
+  part.rowOffset = 0;
+  return launchCastTiles<false, true>(src, dst, &part, 1, x.cols, x.rows,
+                                      colScale, amax, nullptr, out, outT,
+                                      scaleInv, nullptr, stream, amax + 1,
+                                      scaleInvT);
 }
 
 cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,

@@ -82,9 +82,14 @@ public:
         h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
                            rowwise ? "rows" : "tensor", std::nullopt,
                            /*write_out=*/true, xTransposed);
-    auto [w8, w8t, partScaleInv, rowScaleInv] =
-        h.fp8CastParts.call(weight, at::kFloat8_e4m3fn, needInput,
-                            cacheWeights);
+    // Without the weight cache no FP8 copy of the weights outlives this
+    // GEMM: backward casts W8ᵀ again from the parts, which autograd saves
+    // at no cost and checks for in-place changes, so the bytes are the
+    // forward's (as torchao recasts its weights). With the cache, the cache
+    // holds W8ᵀ anyway, so it is saved instead.
+    bool recastWeights = needInput && !cacheWeights;
+    auto [w8, w8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
+        weight, at::kFloat8_e4m3fn, needInput && !recastWeights, cacheWeights);
     std::vector<at::Tensor> oneBias;
     if (hasBias)
       oneBias.push_back(at::cat(*bias));
@@ -94,11 +99,15 @@ public:
         hasBias ? std::optional<at::TensorList>(oneBias) : std::nullopt,
         input.scalar_type(), /*fast_accum=*/true);
 
-    // Only what backward reads: W8ᵀ and ŝ for dgrad; x's FP8 transpose and
-    // its scale (or x itself, for high-precision wgrad) for wgrad.
+    // Only what backward reads: W8ᵀ (or the parts) and ŝ for dgrad; x's FP8
+    // transpose and its scale (or x itself, for high-precision wgrad) for
+    // wgrad.
     std::vector<at::Tensor> saved;
     if (needInput) {
-      saved.push_back(w8t);
+      if (recastWeights)
+        saved.insert(saved.end(), weight.begin(), weight.end());
+      else
+        saved.push_back(w8t);
       saved.push_back(rowScaleInv);
     }
     if (anyWeight) {
@@ -119,6 +128,7 @@ public:
     ctx->save_for_backward(saved);
     ctx->saved_data["recipe"] = static_cast<int64_t>(recipe);
     ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
+    ctx->saved_data["recast_weights"] = recastWeights;
     return y;
   }
 
@@ -145,12 +155,23 @@ public:
     // Tensorwise with one part: its weight scale is one number, so dgrad
     // takes it as the GEMM's weight scale instead of folding it into dy's
     // columns, and one quantization of dy (one amax pass, one cast writing
-    // both layouts) serves dgrad and wgrad.
+    // both layouts) serves dgrad and wgrad. With several parts the folded
+    // and the plain dy differ, but one dual quantization still reads dy once.
     bool lonePart =
         recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
     at::Tensor dy8t, sdy;
     if (needs.input) {
-      const at::Tensor &w8t = saved[next++];
+      at::Tensor w8t;
+      if (ctx->saved_data["recast_weights"].toBool()) {
+        std::vector<at::Tensor> weight(saved.begin() + next,
+                                       saved.begin() + next + n);
+        next += n;
+        w8t = std::get<1>(h.fp8CastParts.call(weight, at::kFloat8_e4m3fn,
+                                              /*write_transposed=*/true,
+                                              /*cache=*/false));
+      } else {
+        w8t = saved[next++];
+      }
       const at::Tensor &rowScaleInv = saved[next++];
       at::Tensor dz8, sz, sw;
       if (lonePart) {
@@ -161,6 +182,14 @@ public:
         if (needs.anyWeight())
           dy8t = padColumns(outT), sdy = scaleInv;
         sw = rowScaleInv.narrow(0, 0, 1);
+      } else if (!rowwise && needs.anyWeight()) {
+        // Tensorwise with several parts: the folded dy for dgrad and the
+        // plain transposed dy for wgrad from one read (two amaxes, one cast).
+        auto [out, scaleInv, outT, scaleInvT] =
+            h.fp8QuantizeDual.call(grad, at::kFloat8_e5m2, rowScaleInv);
+        dz8 = out, sz = scaleInv;
+        dy8t = padColumns(outT), sdy = scaleInvT;
+        sw = at::ones({1}, grad.options().dtype(at::kFloat));
       } else {
         auto [out, unused, scaleInv] =
             h.fp8Quantize.call(grad, at::kFloat8_e5m2,
@@ -237,6 +266,8 @@ TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
   // The building blocks have no derivative: a backward through one raises
   // (naming the op) instead of leaving the gradient silently missing.
   m.impl("fp8_quantize", torch::autograd::autogradNotImplementedFallback());
+  m.impl("fp8_quantize_dual",
+         torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_cast_parts", torch::autograd::autogradNotImplementedFallback());
   m.impl("scaled_linear", torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_serving_linear",

@@ -156,6 +156,18 @@ at::Tensor asVector(const at::Tensor &v, int64_t n) {
   return v.size(0) == n ? v.contiguous() : v.expand({n}).contiguous();
 }
 
+/// `c` as a dense float32 [k] on input's device, or an error of `op`.
+at::Tensor checkedColScale(const at::Tensor &c, const at::Tensor &input,
+                           int64_t k, const char *op) {
+  TORCH_CHECK(c.defined() && c.dim() == 1 && c.scalar_type() == at::kFloat,
+              op, ": col_scale must be a 1-D float32 tensor [K]");
+  TORCH_CHECK(c.device() == input.device(), op, ": col_scale is on ",
+              c.device(), " but input is on ", input.device());
+  TORCH_CHECK(c.size(0) == k, op, ": col_scale has ", c.size(0),
+              " entries but input has K = ", k);
+  return c.contiguous();
+}
+
 #define SPLITLINEAR_DEVICE_GUARD(t)                                            \
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
@@ -192,16 +204,8 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
   at::Tensor x = rowMajor(flatten2d(input));
   int64_t m = x.size(0), k = x.size(1);
   at::Tensor scale;
-  if (colScale) {
-    const at::Tensor &c = *colScale;
-    TORCH_CHECK(c.defined() && c.dim() == 1 && c.scalar_type() == at::kFloat,
-                op, ": col_scale must be a 1-D float32 tensor [K]");
-    TORCH_CHECK(c.device() == input.device(), op, ": col_scale is on ",
-                c.device(), " but input is on ", input.device());
-    TORCH_CHECK(c.size(0) == k, op, ": col_scale has ", c.size(0),
-                " entries but input has K = ", k);
-    scale = c.contiguous();
-  }
+  if (colScale)
+    scale = checkedColScale(*colScale, input, k, op);
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({writeOut ? m : 0, writeOut ? k : 0}, fp8);
   at::Tensor outT =
@@ -228,6 +232,41 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
                       writeTransposed ? bytes(outT) : nullptr);
   checkContext(ctx, op);
   return {out, outT, scaleInv};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
+                             const at::Tensor &colScale) {
+  constexpr const char *op = "splitlinear.fp8_quantize_dual";
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkHighPrecision(input, op, "input");
+  checkFp8Target(dtype, op);
+  SPLITLINEAR_DEVICE_GUARD(input);
+  at::Tensor x = rowMajor(flatten2d(input));
+  int64_t m = x.size(0), k = x.size(1);
+  at::Tensor scale = checkedColScale(colScale, input, k, op);
+  auto fp8 = input.options().dtype(dtype);
+  at::Tensor out = at::empty({m, k}, fp8);
+  at::Tensor outT = at::empty({k, m}, fp8);
+  auto f32 = input.options().dtype(at::kFloat);
+  at::Tensor scaleInv = at::empty({1}, f32), scaleInvT = at::empty({1}, f32);
+  if (m == 0 || k == 0) {
+    scaleInv.fill_(1.0);
+    scaleInvT.fill_(1.0);
+    return {out, scaleInv, outT, scaleInvT};
+  }
+  at::Tensor amax = at::empty({2}, f32);
+  at::DataPtr workspace;
+  slinrt_context *ctx = contextFor(input.device(), op, workspace);
+  slinrt_memref2d desc = descriptor2d(x);
+  slinrt_quantize_fp8_dual(
+      ctx, static_cast<slinrt_dtype>(dtypeCode(x.scalar_type())),
+      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), &desc, floatData(scale),
+      floatData(amax), floatData(scaleInv), bytes(out), floatData(scaleInvT),
+      bytes(outT));
+  checkContext(ctx, op);
+  return {out, scaleInv, outT, scaleInvT};
 }
 
 //===----------------------------------------------------------------------===//

@@ -66,6 +66,18 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
             c10::string_view axis, const std::optional<at::Tensor> &colScale,
             bool writeOut, bool writeTransposed);
 
+/// The tensorwise dgrad and wgrad quantizations of dy [..., K] with split
+/// weights, from one read (slinrt_quantize_fp8_dual): returns (out [M, K] =
+/// dy · colScale quantized with the amax of those products, its scale_inv
+/// [1], out_t [K, M] = dyᵀ quantized with the amax of dy, its scale_inv
+/// [1]). Equal bit for bit to fp8Quantize(input, dtype, "tensor", colScale,
+/// true, false) and fp8Quantize(input, dtype, "tensor", nullopt, false,
+/// true). colScale: float32 [K] on input's device. Raises naming the
+/// argument for a bad dtype, device or length.
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
+                const at::Tensor &colScale);
+
 /// Quantizes weight parts [N_i, K] (one float dtype, one device) into one
 /// FP8 buffer [N, K], each part with its own tensorwise scale, and with
 /// `writeTransposed` also its transpose [K, N]. Returns (w8, w8_t or [0, 0],

@@ -32,6 +32,8 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("fp8_quantize(Tensor input, ScalarType dtype, str axis, "
         "Tensor? col_scale=None, bool write_out=True, "
         "bool write_transposed=False) -> (Tensor, Tensor, Tensor)");
+  m.def("fp8_quantize_dual(Tensor input, ScalarType dtype, Tensor col_scale) "
+        "-> (Tensor, Tensor, Tensor, Tensor)");
   m.def("fp8_cast_parts(Tensor[] parts, ScalarType dtype, "
         "bool write_transposed=False, bool cache=False) -> "
         "(Tensor, Tensor, Tensor, Tensor)");
@@ -58,6 +60,7 @@ void implKernels(torch::Library &m) {
   m.impl("linear_wgrad", &splitlinear::linearWgrad);
   m.impl("cast_concat", &splitlinear::castConcat);
   m.impl("fp8_quantize", &splitlinear::fp8Quantize);
+  m.impl("fp8_quantize_dual", &splitlinear::fp8QuantizeDual);
   m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
   m.impl("scaled_linear", &splitlinear::scaledLinear);
   m.impl("fp8_linear", &splitlinear::fp8Linear);

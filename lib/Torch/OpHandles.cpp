@@ -23,6 +23,7 @@ const OpHandles &splitlinear::ops() {
       typedOp<WgradSig>("splitlinear::linear_wgrad"),
       typedOp<CastConcatSig>("splitlinear::cast_concat"),
       typedOp<Fp8QuantizeSig>("splitlinear::fp8_quantize"),
+      typedOp<Fp8QuantizeDualSig>("splitlinear::fp8_quantize_dual"),
       typedOp<Fp8CastPartsSig>("splitlinear::fp8_cast_parts"),
       typedOp<ScaledLinearSig>("splitlinear::scaled_linear"),
       typedOp<Fp8LinearSig>("splitlinear::fp8_linear")};

@@ -27,6 +27,9 @@ using CastConcatSig = at::Tensor(at::TensorList, at::ScalarType);
 using Fp8QuantizeSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
     const at::Tensor &, at::ScalarType, c10::string_view,
     const std::optional<at::Tensor> &, bool, bool);
+using Fp8QuantizeDualSig =
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
+        const at::Tensor &, at::ScalarType, const at::Tensor &);
 using Fp8CastPartsSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
         at::TensorList, at::ScalarType, bool, bool);
@@ -46,6 +49,7 @@ struct OpHandles {
   c10::TypedOperatorHandle<WgradSig> wgrad;
   c10::TypedOperatorHandle<CastConcatSig> castConcat;
   c10::TypedOperatorHandle<Fp8QuantizeSig> fp8Quantize;
+  c10::TypedOperatorHandle<Fp8QuantizeDualSig> fp8QuantizeDual;
   c10::TypedOperatorHandle<Fp8CastPartsSig> fp8CastParts;
   c10::TypedOperatorHandle<ScaledLinearSig> scaledLinear;
   c10::TypedOperatorHandle<Fp8LinearSig> fp8Linear;

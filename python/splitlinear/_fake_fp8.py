@@ -1,4 +1,4 @@
-"""Fake (meta) kernels of the FP8 ops: ``fp8_quantize``, ``fp8_cast_parts``, ``scaled_linear``, ``fp8_linear``.
+"""Fake (meta) kernels of the FP8 ops: ``fp8_quantize(_dual)``, ``fp8_cast_parts``, ``scaled_linear``, ``fp8_linear``.
 
 As :mod:`._fake` does for ``linear``: output shapes and dtypes exactly as the
 C++ ops (``lib/Torch/Fp8Ops.cpp``) return them, ``[0, 0]`` tensors for the
@@ -81,6 +81,17 @@ def _check_recipe(recipe: str, who: str) -> None:
                  lambda: f'{who}: recipe must be {_quoted(FP8_RECIPES)}, got "{recipe}"')
 
 
+def _check_col_scale(col_scale: Tensor, input: Tensor, who: str) -> None:
+    """``col_scale``: float32 ``[K]`` on ``input``'s device (``checkedColScale``)."""
+    k = input.shape[-1]
+    torch._check(col_scale.dim() == 1 and col_scale.dtype == torch.float32,
+                 lambda: f"{who}: col_scale must be a 1-D float32 tensor [K]")
+    torch._check(col_scale.device == input.device,
+                 lambda: f"{who}: col_scale is on {col_scale.device} but input is on {input.device}")
+    torch._check(col_scale.shape[0] == k,
+                 lambda: f"{who}: col_scale has {col_scale.shape[0]} entries but input has K = {k}")
+
+
 @torch.library.register_fake("splitlinear::fp8_quantize")
 def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None,
                        write_out: bool = True, write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor]:
@@ -91,16 +102,25 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
     torch._check(axis in FP8_AXES, lambda: f'{who}: axis must be {_quoted(FP8_AXES)}, got "{axis}"')
     m, k = _rows(input), input.shape[-1]
     if col_scale is not None:
-        torch._check(col_scale.dim() == 1 and col_scale.dtype == torch.float32,
-                     lambda: f"{who}: col_scale must be a 1-D float32 tensor [K]")
-        torch._check(col_scale.device == input.device,
-                     lambda: f"{who}: col_scale is on {col_scale.device} but input is on {input.device}")
-        torch._check(col_scale.shape[0] == k,
-                     lambda: f"{who}: col_scale has {col_scale.shape[0]} entries but input has K = {k}")
+        _check_col_scale(col_scale, input, who)
     out = input.new_empty((m, k) if write_out else _EMPTY, dtype=dtype)
     out_t = input.new_empty((k, m) if write_transposed else _EMPTY, dtype=dtype)
     scales = 1 if axis == "tensor" else m if axis == "rows" else k
     return out, out_t, input.new_empty((scales,), dtype=torch.float32)
+
+
+@torch.library.register_fake("splitlinear::fp8_quantize_dual")
+def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype,
+                            col_scale: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    who = "splitlinear.fp8_quantize_dual"
+    torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
+    _check_high_precision(input.dtype, who, "input")
+    _check_fp8_target(dtype, who)
+    _check_col_scale(col_scale, input, who)
+    m, k = _rows(input), input.shape[-1]
+    scale_inv = input.new_empty((1,), dtype=torch.float32)
+    return (input.new_empty((m, k), dtype=dtype), scale_inv,
+            input.new_empty((k, m), dtype=dtype), torch.empty_like(scale_inv))
 
 
 @torch.library.register_fake("splitlinear::fp8_cast_parts")

@@ -15,7 +15,7 @@ of that buffer. Frozen parts get no wgrad; frozen weights with trainable
 biases still get bias gradients.
 
 FP8 (:func:`fp8_linear`, :func:`scaled_linear`, :func:`fp8_quantize`,
-:func:`fp8_cast_parts`): one FP8 GEMM over weight parts that keep their own
+:func:`fp8_quantize_dual`, :func:`fp8_cast_parts`): one FP8 GEMM over weight parts that keep their own
 scales. Conventions (the runtime's, ``Runtime.h`` "FP8 quantization"; the
 TransformerEngine / torchao terms), all in float32 with IEEE division: for an
 FP8 type of largest value ``fp8_max`` (448 for ``float8_e4m3fn``, 57344 for
@@ -156,6 +156,19 @@ class Fp8Quantized(NamedTuple):
     scale_inv: Tensor
 
 
+class Fp8QuantizedDual(NamedTuple):
+    """What :func:`fp8_quantize_dual` returns."""
+
+    #: ``[M, K]`` FP8: ``input * col_scale``, quantized with the amax of those products.
+    data: Tensor
+    #: float32 ``[1]``: ``data``'s ``scale_inv``.
+    scale_inv: Tensor
+    #: ``[K, M]`` FP8: ``inputᵀ``, quantized with the amax of ``input``.
+    data_t: Tensor
+    #: float32 ``[1]``: ``data_t``'s ``scale_inv``.
+    scale_inv_t: Tensor
+
+
 class Fp8Parts(NamedTuple):
     """What :func:`fp8_cast_parts` returns."""
 
@@ -170,6 +183,7 @@ class Fp8Parts(NamedTuple):
 
 
 _FP8_QUANTIZE = torch.ops.splitlinear.fp8_quantize.default
+_FP8_QUANTIZE_DUAL = torch.ops.splitlinear.fp8_quantize_dual.default
 _FP8_CAST_PARTS = torch.ops.splitlinear.fp8_cast_parts.default
 _SCALED_LINEAR = torch.ops.splitlinear.scaled_linear.default
 _FP8_LINEAR = torch.ops.splitlinear.fp8_linear.default
@@ -193,8 +207,10 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
 
     - dgrad ``dx = dy · W = (dy · diag(ŝ)) · W8``: the parts' scales are folded
       into ``dy``'s columns while ``dy`` is quantized to ``float8_e5m2`` (per
-      tensor, or per row), then one GEMM with the transposed FP8 weight that
-      the forward's cast wrote;
+      tensor, or per row), then one GEMM with the transposed FP8 weight (with
+      ``cache_weights``, the one the forward's cast wrote; without, cast again
+      from the parts in backward, the same bytes, so that no FP8 weight is
+      held between forward and backward);
     - wgrad ``dW = dyᵀ · x``: one ``e5m2 × e4m3`` GEMM over the transposed FP8
       copies of ``dy`` and ``x`` (``rowwise``: one scale per column, over the
       tokens), or in the input's precision for ``rowwise_with_gw_hp``. Each
@@ -212,7 +228,9 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
         cache_weights: cast the weight parts through the FP8 weight cache
             (:func:`fp8_cast_parts` with ``cache=True``): quantized once while
             they do not change (gradient-accumulation micro-batches, no_grad
-            forwards), at the cost of keeping their FP8 copies.
+            forwards), at the cost of keeping their FP8 copies. Without it the
+            backward casts the transposed copy again (an amax pass and a cast
+            of the parts) instead of keeping it from the forward.
 
     Returns:
         A new ``[..., ΣN_i]`` tensor of ``input``'s dtype. Under
@@ -337,6 +355,33 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
             ``col_scale``.
     """
     return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed))
+
+
+def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor) -> Fp8QuantizedDual:
+    """The two tensorwise quantizations of ``dy`` that :func:`fp8_linear`'s backward needs, from one read.
+
+    ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``data`` is
+    ``input * col_scale`` quantized with the amax of those products (dgrad, the
+    weight parts' ``scale_inv`` folded into ``dy``'s columns); ``data_t`` is
+    ``inputᵀ`` quantized with the amax of ``input`` itself (wgrad). Bit for bit
+    ``fp8_quantize(input, dtype, "tensor", col_scale=col_scale)`` and
+    ``fp8_quantize(input, dtype, "tensor", write_out=False,
+    write_transposed=True)``, in two CUDA launches instead of four (one amax
+    pass taking both maxima, one cast writing both copies). Never
+    synchronizes with the host.
+
+    Args:
+        input: float32, float16 or bfloat16, at least 1-D.
+        dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
+        col_scale: float32 ``[K]`` on ``input``'s device.
+
+    Returns:
+        :class:`Fp8QuantizedDual` ``(data, scale_inv, data_t, scale_inv_t)``.
+
+    Raises:
+        RuntimeError: naming the argument, for a bad dtype or ``col_scale``.
+    """
+    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale))
 
 
 def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False,

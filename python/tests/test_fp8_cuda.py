@@ -76,6 +76,14 @@ def test_quantization_equals_cpu(op, dtype: torch.dtype, axis: str) -> None:
         assert torch.equal(gpu.scale_inv.cpu(), cpu.scale_inv)
         assert_same_fp8(gpu.data, cpu.data, "data")
         assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
+    # The dual quantization: the folded and the plain tensorwise copies from one read.
+    cpu = op.fp8_quantize_dual(x, dtype, cs)
+    gpu = op.fp8_quantize_dual(x.cuda(), dtype, cs.cuda())
+    for a, b in zip(gpu, cpu):
+        if a.dtype == torch.float32:
+            assert torch.equal(a.cpu(), b)
+        else:
+            assert_same_fp8(a, b)
     parts = [x[:64], x[64:96] * 1e-3, x[96:]]
     cpu = op.fp8_cast_parts(parts, dtype, write_transposed=True)
     gpu = op.fp8_cast_parts([p.cuda() for p in parts], dtype, write_transposed=True)
@@ -84,6 +92,23 @@ def test_quantization_equals_cpu(op, dtype: torch.dtype, axis: str) -> None:
             assert torch.equal(a.cpu(), b)
         else:
             assert_same_fp8(a, b)
+
+
+@pytest.mark.parametrize("src", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize("shape", [(8192, 6144), (2048, 1024), (200, 264), (33, 40)],
+                         ids=["qkv", "aligned", "ragged-rows", "ragged"])
+def test_quantize_dual_equals_cpu(op, src: torch.dtype, shape: tuple[int, int]) -> None:
+    """The dual kernels (one amax pass taking both maxima, one cast writing both copies) on the fast
+    path (aligned 64 x 64 tiles) and the ragged one give the CPU's bytes."""
+    torch.manual_seed(shape[0])
+    x = (torch.randn(*shape) * torch.exp(2 * torch.randn(*shape))).to(src)
+    cs = torch.exp(3 * torch.randn(shape[1]))
+    cpu = op.fp8_quantize_dual(x, E5M2, cs)
+    gpu = op.fp8_quantize_dual(x.cuda(), E5M2, cs.cuda())
+    assert torch.equal(gpu.scale_inv.cpu(), cpu.scale_inv)
+    assert torch.equal(gpu.scale_inv_t.cpu(), cpu.scale_inv_t)
+    assert_same_fp8(gpu.data, cpu.data, "data")
+    assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
 
 
 def _widened(g: ref.Gemm, k: int) -> ref.Gemm:

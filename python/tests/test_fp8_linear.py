@@ -312,10 +312,10 @@ def test_no_grad_and_inference_mode_build_no_graph(op) -> None:
 @pytest.mark.parametrize("rows", [(48,), (32, 16, 48)], ids=["1part", "3parts"])
 @pytest.mark.parametrize("recipe", FP8_RECIPES)
 def test_backward_quantizes_dy_once_for_one_part(op, rows, recipe: str) -> None:
-    """Tensorwise with one part: dgrad and wgrad share one quantization of dy (the part's scale goes
-    to the GEMM), so the backward reads dy for FP8 once; with several parts (the scales folded into
-    dy's columns for dgrad) or per-row scales it takes two. The gradients stay within 1 ulp of the
-    emulation, which models the same choice."""
+    """Tensorwise: dgrad and wgrad share one quantization of dy, so the backward reads dy for FP8
+    once: with one part its scale goes to the GEMM and one cast writes both layouts; with several
+    (the scales folded into dy's columns for dgrad) one ``fp8_quantize_dual`` writes the folded and
+    the plain copy. Per-row scales take two. The gradients stay within 1 ulp of the emulation."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class CountQuantize(TorchDispatchMode):
@@ -324,7 +324,8 @@ def test_backward_quantizes_dy_once_for_one_part(op, rows, recipe: str) -> None:
             self.e5m2 = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            if func is torch.ops.splitlinear.fp8_quantize.default and args[1] == torch.float8_e5m2:
+            quantizers = (torch.ops.splitlinear.fp8_quantize.default, torch.ops.splitlinear.fp8_quantize_dual.default)
+            if func in quantizers and args[1] == torch.float8_e5m2:
                 self.e5m2 += 1
             return func(*args, **(kwargs or {}))
 
@@ -334,7 +335,55 @@ def test_backward_quantizes_dy_once_for_one_part(op, rows, recipe: str) -> None:
     counter = CountQuantize()
     with counter:
         y.backward(dy)
-    want = 1 if recipe == "tensorwise" and len(rows) == 1 else (1 if recipe == "rowwise_with_gw_hp" else 2)
+    want = 1 if recipe in ("tensorwise", "rowwise_with_gw_hp") else 2
     assert counter.e5m2 == want
     _check_grads(x, ws, bs, dy, recipe, {"x": x.grad, **{f"w{i}": w.grad for i, w in enumerate(ws)},
                                          **{f"b{i}": b.grad for i, b in enumerate(bs)}})
+
+
+@pytest.mark.parametrize("rows", [(48,), (32, 16, 48)], ids=["1part", "3parts"])
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+def test_backward_without_cache_recasts_the_weights(op, rows, recipe: str) -> None:
+    """Without the weight cache the forward casts the parts without their transpose and the backward
+    casts them again with it (no FP8 weight is held in between); the gradients are bit for bit those
+    of the cached path, which keeps the forward's transposed copy."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class RecordCasts(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transposed: list[bool] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            if func is torch.ops.splitlinear.fp8_cast_parts.default:
+                kw = kwargs or {}
+                self.transposed.append(bool(args[2] if len(args) > 2 else kw.get("write_transposed", False)))
+            return func(*args, **(kwargs or {}))
+
+    grads = {}
+    for cache in (False, True):
+        op.fp8_weight_cache_clear()
+        x, ws, bs = _problem(rows, (2, 3), torch.bfloat16, True, seed=12)
+        dy = ref.fresh(2, 3, sum(rows), dtype=torch.bfloat16, generator=torch.Generator().manual_seed(13))
+        forward, backward = RecordCasts(), RecordCasts()
+        with forward:
+            y = op.fp8_linear(x, ws, bs, recipe=recipe, cache_weights=cache)
+        with backward:
+            y.backward(dy)
+        assert forward.transposed == [cache]
+        assert backward.transposed == ([] if cache else [True])
+        grads[cache] = [x.grad, *(w.grad for w in ws), *(b.grad for b in bs)]
+    op.fp8_weight_cache_clear()
+    for a, b in zip(grads[False], grads[True]):
+        assert torch.equal(a, b)
+
+
+def test_weight_changed_before_backward_raises_without_cache(op) -> None:
+    """The recast reads the parts again: one changed in place after the forward is refused by
+    autograd's saved-tensor check, never used with the forward's other bytes."""
+    x, ws, _ = _problem((32, 16), (4,), torch.float32, False, seed=14)
+    y = op.fp8_linear(x, ws)
+    with torch.no_grad():
+        ws[1].mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

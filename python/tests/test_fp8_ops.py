@@ -86,6 +86,44 @@ def test_quantize_saturates_and_keeps_tiny_values(op) -> None:
     assert torch.equal(got.scale_inv, torch.tensor([4.0 / 448.0, 3.0 / 448.0]))
 
 
+@pytest.mark.parametrize("src", HIGH, ids=str)
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+@pytest.mark.parametrize("shape", [(3, 5, 48), (37, 40), (1, 16)], ids=["3d", "ragged", "one-row"])
+def test_quantize_dual_is_the_two_tensorwise_quantizations(op, src: torch.dtype, dtype: torch.dtype,
+                                                          shape: tuple[int, ...]) -> None:
+    """``data``: ``x * col_scale`` with its own amax (dgrad); ``data_t``: ``xᵀ`` with x's amax (wgrad).
+    Bit for bit the emulation and the two ``fp8_quantize`` calls it replaces; the column scales span
+    four decades so that the two amaxes differ."""
+    x = _wide(*shape, dtype=src, seed=5)
+    k = shape[-1]
+    cs = torch.exp(4 * torch.randn(k, generator=torch.Generator().manual_seed(6)))
+    got = op.fp8_quantize_dual(x, dtype, cs)
+    folded, plain = ref.quantize(x, dtype, "tensor", cs), ref.quantize(x, dtype, "tensor")
+    assert not torch.equal(folded.scale_inv, plain.scale_inv)
+    assert torch.equal(got.scale_inv, folded.scale_inv) and torch.equal(got.scale_inv_t, plain.scale_inv)
+    assert_same_fp8(got.data, folded.data, "data")
+    assert_same_fp8(got.data_t, plain.data_t, "data_t")
+    one = op.fp8_quantize(x, dtype, "tensor", col_scale=cs)
+    other = op.fp8_quantize(x, dtype, "tensor", write_out=False, write_transposed=True)
+    assert_same_fp8(got.data, one.data, "data vs fp8_quantize")
+    assert_same_fp8(got.data_t, other.data_t, "data_t vs fp8_quantize")
+
+
+def test_quantize_dual_strided_and_empty(op) -> None:
+    """A row stride larger than K is read in place; no rows gives unit scales and empty copies."""
+    big = _wide(20, 64, seed=7)
+    x = big[:, :48]
+    cs = torch.rand(48) + 0.1
+    got = op.fp8_quantize_dual(x, E5M2, cs)
+    want = op.fp8_quantize_dual(x.contiguous(), E5M2, cs)
+    for a, b in zip(got, want):
+        assert torch.equal(a.view(torch.uint8) if a.element_size() == 1 else a,
+                           b.view(torch.uint8) if b.element_size() == 1 else b)
+    empty = op.fp8_quantize_dual(torch.empty(0, 32), E5M2, torch.ones(32))
+    assert empty.data.shape == (0, 32) and empty.data_t.shape == (32, 0)
+    assert torch.equal(empty.scale_inv, torch.ones(1)) and torch.equal(empty.scale_inv_t, torch.ones(1))
+
+
 # --- fp8_cast_parts -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("src", HIGH, ids=str)
@@ -224,6 +262,15 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
      "col_scale has 1 entries but input has K = 32"),
     ("q-col_scale-dtype", lambda: torch.ops.splitlinear.fp8_quantize(_x(), E4M3, "rows", torch.ones(32).half()),
      "col_scale must be a 1-D float32 tensor [K]"),
+    # fp8_quantize_dual
+    ("d-dtype", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), torch.float16, torch.ones(32)),
+     "fp8_quantize_dual: dtype is Half"),
+    ("d-input", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x().double(), E5M2, torch.ones(32)),
+     "fp8_quantize_dual: input has dtype Double"),
+    ("d-col_scale-size", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(31)),
+     "fp8_quantize_dual: col_scale has 31 entries but input has K = 32"),
+    ("d-col_scale-dtype", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(32).half()),
+     "fp8_quantize_dual: col_scale must be a 1-D float32 tensor [K]"),
     # fp8_cast_parts
     # An empty list cannot reach the C++ op (nothing to dispatch on): the wrapper says it.
     ("c-empty", lambda: splitlinear.ops.fp8_cast_parts([], E4M3), "parts must hold at least one tensor"),
@@ -328,6 +375,7 @@ def test_opcheck_quantize_and_cast(op) -> None:
                           {"col_scale": torch.rand(32) + 0.5, "write_transposed": True})
     torch.library.opcheck(torch.ops.splitlinear.fp8_quantize.default, (x, E5M2, "tensor"),
                           {"write_out": False, "write_transposed": True})
+    torch.library.opcheck(torch.ops.splitlinear.fp8_quantize_dual.default, (x, E5M2, torch.rand(32) + 0.5))
     parts = [ref.fresh(16, 32), ref.fresh(32, 32, dtype=torch.float32)]
     torch.library.opcheck(torch.ops.splitlinear.fp8_cast_parts.default, (parts, E4M3, True))
 
@@ -447,6 +495,9 @@ def test_building_blocks_refuse_backward(op) -> None:
     q = op.fp8_quantize(x, E4M3, "rows")
     with pytest.raises(RuntimeError, match="fp8_quantize"):
         q.scale_inv.sum().backward()
+    d = op.fp8_quantize_dual(x, E5M2, torch.ones(32))
+    with pytest.raises(RuntimeError, match="fp8_quantize_dual"):
+        d.scale_inv_t.sum().backward()
     p = op.fp8_cast_parts([w], E4M3)
     with pytest.raises(RuntimeError, match="fp8_cast_parts"):
         p.row_scale_inv.sum().backward()

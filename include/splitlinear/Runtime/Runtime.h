@@ -301,6 +301,24 @@ SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
                                        const float *colScale, float *amax,
                                        float *scaleInv, void *out, void *outT);
 
+/// The two tensorwise quantizations of dy that the backward of split weights
+/// needs, from one read of x [M, K] (`src` f32, f16 or bf16): `out` [M, K]
+/// gets x[m, k] · colScale[k] quantized with the amax of those products
+/// (dgrad, the weight parts' scale_inv folded into dy's columns; scale_inv
+/// in scaleInv[0]), and `outT` [K, M] gets xᵀ quantized with the amax of x
+/// itself (wgrad; scale_inv in scaleInvT[0]). `amax` (2 entries: folded,
+/// plain) is required scratch; `colScale` (K floats), `scaleInv` and
+/// `scaleInvT` are required, `out` and `outT` unless x is empty. Writes bit
+/// for bit what two slinrt_quantize_fp8 calls with SLINRT_QUANT_TENSOR (one
+/// with colScale and out, one without colScale and with outT) write, in
+/// two launches instead of four on CUDA.
+SLINRT_EXPORT void slinrt_quantize_fp8_dual(slinrt_context *ctx,
+                                            slinrt_dtype src, slinrt_dtype dst,
+                                            const slinrt_memref2d *x,
+                                            const float *colScale, float *amax,
+                                            float *scaleInv, void *out,
+                                            float *scaleInvT, void *outT);
+
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).
 //===----------------------------------------------------------------------===//
