@@ -189,29 +189,45 @@ __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
     for (int64_t e = n / kVec * kVec + tid; e < n; e += threads)
       best = max(best, absBits(toFloat(data[e])));
   } else {
-    // Warp per row, lanes along the row.
+    // Warp per row, lanes along the row, kRowUnroll runs of a lane in
+    // flight. With amaxPlain both maxima come from one load: of x, and of
+    // x · colScale (the same fp32 product loadRun takes).
+    constexpr int kRowUnroll = 4;
+    constexpr int64_t kStride = 32 * kVec;
     int lane = threadIdx.x % 32;
     int64_t warp = tid / 32, warps = threads / 32;
-    for (int64_t r = warp; r < part.rows; r += warps)
-      for (int64_t c = int64_t(lane) * kVec; c < part.cols; c += 32 * kVec) {
-        float v[kVec];
-        if (amaxPlain) {
-          // Both maxima from one load: of x, and of x · colScale (the same
-          // fp32 product loadRun takes).
-          loadRun<S>(part, part.cols, r, c, nullptr, part.vectorOk, v);
+    const float *loadScale = amaxPlain ? nullptr : colScale;
+    auto visit = [&](int64_t c, const float(&v)[kVec]) {
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) {
-            bestPlain = max(bestPlain, absBits(v[j]));
-            if (c + j < part.cols)
-              best = max(best, absBits(v[j] * colScale[c + j]));
-          }
+      for (int j = 0; j < kVec; ++j) {
+        if (!amaxPlain) {
+          best = max(best, absBits(v[j]));
           continue;
         }
-        loadRun<S>(part, part.cols, r, c, colScale, part.vectorOk, v);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j)
-          best = max(best, absBits(v[j]));
+        bestPlain = max(bestPlain, absBits(v[j]));
+        if (c + j < part.cols)
+          best = max(best, absBits(v[j] * colScale[c + j]));
       }
+    };
+    for (int64_t r = warp; r < part.rows; r += warps) {
+      int64_t c = int64_t(lane) * kVec;
+      for (; c + (kRowUnroll - 1) * kStride < part.cols;
+           c += kRowUnroll * kStride) {
+        float v[kRowUnroll][kVec];
+#pragma unroll
+        for (int u = 0; u < kRowUnroll; ++u)
+          loadRun<S>(part, part.cols, r, c + u * kStride, loadScale,
+                     part.vectorOk, v[u]);
+#pragma unroll
+        for (int u = 0; u < kRowUnroll; ++u)
+          visit(c + u * kStride, v[u]);
+      }
+      for (; c < part.cols; c += kStride) {
+        float v[kVec];
+        loadRun<S>(part, part.cols, r, c, loadScale, part.vectorOk, v);
+        visit(c, v);
+      }
+    }
   }
   best = blockMax(best);
   if (threadIdx.x == 0 && best != 0)

@@ -101,7 +101,8 @@ def test_quantize_dual_equals_cpu(op, src: torch.dtype, shape: tuple[int, int]) 
     """The dual kernels (one amax pass taking both maxima, one cast writing both copies) on the fast
     path (aligned 64 x 64 tiles) and the ragged one give the CPU's bytes."""
     torch.manual_seed(shape[0])
-    x = (torch.randn(*shape) * torch.exp(2 * torch.randn(*shape))).to(src)
+    # Finite in float16 too: an inf would give inf * 0 = NaN, whose sign x86 and CUDA differ on.
+    x = (torch.randn(*shape) * torch.exp(2 * torch.randn(*shape))).clamp(-6e4, 6e4).to(src)
     cs = torch.exp(3 * torch.randn(shape[1]))
     cpu = op.fp8_quantize_dual(x, E5M2, cs)
     gpu = op.fp8_quantize_dual(x.cuda(), E5M2, cs.cuda())
