@@ -30,6 +30,14 @@ def _entry(rank: int, world_size: int, store: str, fn: Callable[..., None], args
     os._exit(0)
 
 
+def cpu_mesh() -> Any:
+    """A 1-D CPU device mesh over the process group: FSDP2 without a mesh shards onto the
+    accelerator when the machine has one, while these tests compare against CPU tensors."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh("cpu", (dist.get_world_size(),))
+
+
 def spawn(fn: Callable[..., None], tmp_path: Path, *args: Any, world_size: int = 2) -> None:
     """Runs ``fn(*args)`` on ``world_size`` processes in one gloo process group.
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.distributed as dist
-from _dist import spawn
+from _dist import cpu_mesh, spawn
 
 import splitlinear
 from splitlinear.distributed import pack_fsdp_parameters
@@ -39,9 +39,10 @@ def _worker(reshard_after_forward: bool) -> None:
     torch.manual_seed(7)
     reference = transformers.LlamaForCausalLM(transformers.LlamaConfig(**CONFIG))
     model = copy.deepcopy(reference)
+    mesh = cpu_mesh()
     for layer in model.model.layers:
-        fully_shard(layer, reshard_after_forward=reshard_after_forward)
-    fully_shard(model, reshard_after_forward=reshard_after_forward)
+        fully_shard(layer, mesh=mesh, reshard_after_forward=reshard_after_forward)
+    fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
     pack_fsdp_parameters(model)
     compiled = torch.compile(model, backend="splitlinear", options=OPTIONS)
     compiled_ref = torch.compile(reference, backend="splitlinear", options=OPTIONS)

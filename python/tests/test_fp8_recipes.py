@@ -178,3 +178,35 @@ def test_double_backward_raises(op) -> None:
     y = compiled(x)[0].sum()
     with pytest.raises(RuntimeError, match=r"splitlinear.fp8_linear: double backward \(create_graph=True\)"):
         torch.autograd.grad(y, x, create_graph=True)
+
+
+_DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9) else [])
+
+
+@pytest.mark.parametrize("device", _DEVICES)
+def test_cudagraph_mode_training_equals_the_cached_graph(op, device: str) -> None:
+    """``mode="reduce-overhead"`` training runs without the weight cache, so each backward casts W8ᵀ
+    again from the updated weights (on CUDA inside the replayed graphs). Three SGD steps give bit
+    for bit the losses and gradients of the same graph compiled without CUDA graphs, which keeps
+    the forward's cached W8ᵀ."""
+    op.fp8_weight_cache_clear()
+    torch.manual_seed(28)
+    models = [Block().to(device), None]
+    models[1] = copy.deepcopy(models[0])
+    compiled = [compile_sl(models[0], fp8="tensorwise", mode="reduce-overhead"),
+                compile_sl(models[1], fp8="tensorwise")]
+    opts = [torch.optim.SGD(m.parameters(), lr=0.05) for m in models]
+    for step in range(3):
+        x = torch.randn(8, 64, generator=torch.Generator().manual_seed(step)).to(device)
+        losses = []
+        for fn, opt in zip(compiled, opts):
+            loss = sum(t.square().mean() for t in fn(x))
+            loss.backward()
+            losses.append(loss.detach().clone())
+        assert torch.equal(losses[0], losses[1]), f"step {step}"
+        for (name, a), b in zip(models[0].named_parameters(), models[1].parameters()):
+            assert torch.equal(a.grad, b.grad), f"step {step}: {name}"
+        for opt in opts:
+            opt.step()
+            opt.zero_grad()
+    op.fp8_weight_cache_clear()

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import torch
 import torch.distributed as dist
-from _dist import spawn
+from _dist import cpu_mesh, spawn
 
 import splitlinear
 from splitlinear.distributed import pack_fsdp_parameters
@@ -45,9 +45,10 @@ def _build(arch: str, dtype: torch.dtype = torch.float64, **overrides: Any) -> t
 def _shard(model: torch.nn.Module, **kwargs: Any) -> torch.nn.Module:
     from torch.distributed.fsdp import fully_shard
 
+    mesh = cpu_mesh()
     for layer in model.model.layers:
-        fully_shard(layer, **kwargs)
-    fully_shard(model, **kwargs)
+        fully_shard(layer, mesh=mesh, **kwargs)
+    fully_shard(model, mesh=mesh, **kwargs)
     return model
 
 
@@ -228,7 +229,7 @@ def _errors_worker() -> None:
 
     def split_units() -> torch.nn.Module:
         model = _build("llama")
-        fully_shard(model.model.layers[1].self_attn.q_proj)
+        fully_shard(model.model.layers[1].self_attn.q_proj, mesh=cpu_mesh())
         return _shard(model)
 
     def mixed_dtypes() -> torch.nn.Module:
