@@ -6,7 +6,8 @@
 //    `.to(float32)`), and against the independent reference of
 //    Fp8TestUtils.h;
 //  * slinrt_quantize_fp8 (every axis, colScale, out and outT),
-//    slinrt_amax_parts and slinrt_cast_parts_fp8 (parts of very different
+//    slinrt_quantize_fp8_dual (the two tensorwise quantizations it stands
+//    for), slinrt_amax_parts and slinrt_cast_parts_fp8 (parts of very different
 //    magnitudes, outT, scaleInv, rowScaleInv) against that reference, byte
 //    for byte and bit for bit;
 //  * the scaled GEMM against a float64 emulation, both scaling modes, with
@@ -21,6 +22,8 @@
 #include "Float8.h"
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace slinrt_test;
 
@@ -237,6 +240,37 @@ TEST(Fp8Quantize, SpecialValues) {
   EXPECT_TRUE(std::isnan(rowAmax[1]));
 }
 
+TEST(Fp8QuantizeDual, IsTheTwoTensorwiseQuantizations) {
+  std::mt19937_64 rng(1903);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  const int64_t M = 37, K = 24;
+  for (slinrt_dtype src : kSourceTypes)
+    for (slinrt_dtype dst : kFp8Types) {
+      SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst));
+      TestMatrix x = randomInput(rng, src, M, K, 3.0);
+      // Four decades of column scales, so that the two amaxes differ.
+      std::vector<float> colScale(K);
+      std::uniform_real_distribution<double> sd(-2.0, 2.0);
+      for (float &s : colScale)
+        s = toF32(std::pow(10.0, sd(rng)));
+      QuantRef folded =
+          referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, colScale.data());
+      QuantRef plain = referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
+      ASSERT_NE(folded.scaleInv[0], plain.scaleInv[0]);
+      std::vector<float> amax(2, -1), scaleInv(1, -1), scaleInvT(1, -1);
+      Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
+      slinrt_quantize_fp8_dual(ctx, src, dst, x.ref(), colScale.data(),
+                               amax.data(), scaleInv.data(), out.data(),
+                               scaleInvT.data(), outT.data());
+      ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+          << slinrt_context_error(ctx);
+      EXPECT_TRUE(sameFloats(scaleInv, folded.scaleInv));
+      EXPECT_TRUE(sameFloats(scaleInvT, plain.scaleInv));
+      EXPECT_TRUE(sameBytes(out, folded.out));
+      EXPECT_TRUE(sameBytes(outT, plain.outT));
+    }
+}
+
 TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
   std::mt19937_64 rng(1903);
   ContextHolder ctx(slinrt_context_create_cpu());
@@ -397,6 +431,31 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax, out.data(),
                         nullptr, nullptr, nullptr);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "dst dtype f32");
+  EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 0);
+}
+
+TEST(Fp8QuantizeDual, BadInputsNameTheOperand) {
+  ContextHolder ctx(slinrt_context_create_cpu());
+  TestMatrix x = TestMatrix::rowMajor(SLINRT_F32, 4, 16);
+  x.fillBuffer(1.0);
+  std::vector<float> colScale(16, 1.0f);
+  float amax[2], scaleInv[1], scaleInvT[1];
+  Bytes out(64), outT(64);
+  auto dual = [&](const float *cs, float *a, float *s, void *o, float *sT,
+                  void *oT) {
+    slinrt_quantize_fp8_dual(ctx, SLINRT_F32, SLINRT_F8E5M2, x.ref(), cs, a,
+                             s, o, sT, oT);
+  };
+  dual(nullptr, amax, scaleInv, out.data(), scaleInvT, outT.data());
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "colScale (a dual");
+  dual(colScale.data(), nullptr, scaleInv, out.data(), scaleInvT, outT.data());
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "amax (the scratch");
+  dual(colScale.data(), amax, scaleInv, out.data(), nullptr, outT.data());
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "scaleInvT is NULL");
+  dual(colScale.data(), amax, scaleInv, nullptr, scaleInvT, outT.data());
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "out is NULL");
+  dual(colScale.data(), amax, scaleInv, out.data(), scaleInvT, nullptr);
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "outT is NULL");
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 0);
 }
 
