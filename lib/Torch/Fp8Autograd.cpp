@@ -73,6 +73,17 @@ public:
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
     SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
     bool needInput = call.needs.input, anyWeight = call.needs.anyWeight();
+    // Without the weight cache backward recasts the parts. It saves
+    // detached aliases of them, as F.linear saves w.t(): an alias keeps the
+    // forward's storage when `p.data = t` swaps the Parameter's, and
+    // detach() shares the version counter, so an in-place change still
+    // raises autograd's "modified by an inplace operation". Made before the
+    // guard below, which would leave the counter unshared.
+    bool recastWeights = needInput && !cacheWeights;
+    std::vector<at::Tensor> weightViews;
+    if (recastWeights)
+      for (const at::Tensor &w : weight)
+        weightViews.push_back(w.detach());
     at::AutoDispatchBelowADInplaceOrView guard;
     const OpHandles &h = ops();
     // Tensorwise wgrad reuses the forward's scale, so the transposed copy
@@ -83,11 +94,10 @@ public:
                            rowwise ? "rows" : "tensor", std::nullopt,
                            /*write_out=*/true, xTransposed);
     // Without the weight cache no FP8 copy of the weights outlives this
-    // GEMM: backward casts W8ᵀ again from the parts, which autograd saves
-    // at no cost and checks for in-place changes, so the bytes are the
-    // forward's (as torchao recasts its weights). With the cache, the cache
-    // holds W8ᵀ anyway, so it is saved instead.
-    bool recastWeights = needInput && !cacheWeights;
+    // GEMM: backward casts W8ᵀ again from the parts (views, above), which
+    // autograd saves at no cost and checks for in-place changes, so the
+    // bytes are the forward's (as torchao recasts its weights). With the
+    // cache, the cache holds W8ᵀ anyway, so it is saved instead.
     auto [w8, w8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
         weight, at::kFloat8_e4m3fn, needInput && !recastWeights, cacheWeights);
     std::vector<at::Tensor> oneBias;
@@ -105,7 +115,7 @@ public:
     std::vector<at::Tensor> saved;
     if (needInput) {
       if (recastWeights)
-        saved.insert(saved.end(), weight.begin(), weight.end());
+        saved.insert(saved.end(), weightViews.begin(), weightViews.end());
       else
         saved.push_back(w8t);
       saved.push_back(rowScaleInv);

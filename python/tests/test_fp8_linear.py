@@ -387,3 +387,21 @@ def test_weight_changed_before_backward_raises_without_cache(op) -> None:
         ws[1].mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_param_data_swap_before_backward_keeps_the_forward_weights(op) -> None:
+    """Regression (new-user report): without the cache the backward recast the Parameters
+    themselves, so ``p.data = t`` between forward and backward (no version bump) silently gave
+    gradients of the new weights. It saves views now, as ``F.linear`` saves ``w.t()``: the
+    forward's storage and values, bit for bit the cached path's gradients."""
+    grads = {}
+    for cache in (True, False):
+        op.fp8_weight_cache_clear()
+        x, ws, _ = _problem((32, 16), (4,), torch.float32, False, seed=15)
+        ws = [torch.nn.Parameter(w.detach()) for w in ws]
+        y = op.fp8_linear(x, ws, cache_weights=cache)
+        ws[0].data = ref.fresh(32, K, scale=3.0)
+        y.backward(ref.fresh(4, 48, generator=torch.Generator().manual_seed(16)))
+        grads[cache] = x.grad
+    op.fp8_weight_cache_clear()
+    assert torch.equal(grads[False], grads[True])
