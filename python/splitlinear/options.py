@@ -89,8 +89,8 @@ class SplitLinearOptions:
             forward and the backward: the backward casts the transposed copy
             again from the parts, as torchao does. On the H200 training step
             of ``bench/fp8_train.py`` (2 Llama-3-8B layers) that took 832 MiB
-            off the peak (9136 MiB, torchao's 9141) and added 0.9 ms to a
-            50 ms step.
+            off the peak (9136 MiB, torchao's 9141) and added 0.5-0.9 ms
+            (two runs) to a 50 ms step.
         fp8_activation_quant: where the activations of FP8 serving linears
             (:mod:`splitlinear.serving`) are quantized: ``"op"`` (default:
             inside ``fp8_serving_linear``, one quantization kernel per
