@@ -38,6 +38,9 @@ constexpr int kTileRows = 4 * kLaneRows, kTileCols = 8 * kVec;
 constexpr int64_t kAmaxChunkRows = 2 * kTileRows;
 /// Largest row held in registers by the row quantizer: kThreads·kVec·8.
 constexpr int kMaxRowVectors = 8;
+/// Resident blocks of the cast per SM (its register bound, 128 a thread; 3
+/// spill hundreds of bytes).
+constexpr int kCastBlocksPerSM = 2;
 /// Resident blocks of the amax per SM (its register bound): the grid is one
 /// wave of them.
 constexpr int kAmaxBlocksPerSM = 4;
@@ -153,40 +156,62 @@ __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
 
 /// amax[i] = max |parts[i]| (times colScale): grid x chunks x parts, each
 /// block reduces its chunk and merges with one atomicMax on the float bits.
+/// `colStride` (elements, a multiple of cols; 0 for none) lets a dense part
+/// with colScale take the dense path: each thread then stays on one run of
+/// kVec columns, keeps their maxima apart and scales them once at the end,
+/// since max_r |x[r,c] · s_c| = |max_r |x[r,c]| · s_c| exactly (rounding is
+/// monotonic and sign-symmetric; a NaN stays a NaN).
 template <typename S>
 __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
     amaxPartsKernel(PartsArg args, const float *colScale, uint32_t *amax,
-                    uint32_t *amaxPlain) {
+                    uint32_t *amaxPlain, int64_t colStride) {
   const Fp8Part &part = args.parts[blockIdx.y];
   uint32_t best = 0, bestPlain = 0;
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (part.ld == part.cols && !colScale && part.vectorOk) {
+  if (part.ld == part.cols && part.vectorOk && (!colScale || colStride > 0)) {
     // Dense: one run of rows·cols elements, eight loads in flight a thread.
+    // The last round is predicated rather than run one load at a time: a
+    // quarter of an 8192 x 4096 tensor falls past the last full round.
     constexpr int kUnroll = 8;
     const S *data = static_cast<const S *>(part.data);
     int64_t n = part.rows * part.cols;
-    int64_t i = tid * kVec;
-    for (; i + (kUnroll - 1) * threads * kVec + kVec <= n;
-         i += kUnroll * threads * kVec) {
+    int64_t vectorEnd = n / kVec * kVec;
+    int64_t stride = colScale ? colStride : threads * kVec;
+    uint32_t colBest[kVec] = {};
+    for (int64_t i = tid * kVec; i < vectorEnd && tid * kVec < stride;
+         i += kUnroll * stride) {
       float v[kUnroll][kVec];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u)
-        loadVector(data + i + u * threads * kVec, v[u]);
+      for (int u = 0; u < kUnroll; ++u) {
+        int64_t at = i + u * stride;
+        if (at < vectorEnd) {
+          loadVector(data + at, v[u]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j)
+            v[u][j] = 0.0f;
+        }
+      }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
-          best = max(best, absBits(v[u][j]));
+          colBest[j] = max(colBest[j], absBits(v[u][j]));
     }
-    for (; i + kVec <= n; i += threads * kVec) {
-      float v[kVec];
-      loadVector(data + i, v);
+    if (colScale && tid * kVec < stride) {
+      int64_t c = tid * kVec % part.cols;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        bestPlain = max(bestPlain, colBest[j]);
+        best = max(best, absBits(bitCast<float>(colBest[j]) * colScale[c + j]));
+      }
+    } else {
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        best = max(best, absBits(v[j]));
+        best = max(best, colBest[j]);
     }
-    for (int64_t e = n / kVec * kVec + tid; e < n; e += threads)
+    for (int64_t e = vectorEnd + tid; e < n && !colScale; e += threads)
       best = max(best, absBits(toFloat(data[e])));
   } else {
     // Warp per row, lanes along the row, kRowUnroll runs of a lane in
@@ -297,7 +322,7 @@ __device__ __forceinline__ WarpTile locateTile(const PartsArg &args,
 /// amax[0], and outT holds x itself with the scale of amaxT[0] (its
 /// scale_inv in scaleInvT[0]): the dgrad and wgrad casts of dy from one read.
 template <typename S, typename F8, bool PerColumn, bool Dual>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kCastBlocksPerSM)
     castTilesKernel(PartsArg args, int64_t cols, int64_t totalRows,
                     int64_t colTiles, const float *colScale, const float *amax,
                     const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
@@ -343,93 +368,77 @@ __global__ void __launch_bounds__(kThreads)
                                 : 1.0f)
                    : partScale;
     }
+    // q: the bytes outT takes, row by row. Dual writes out as it goes (x ·
+    // colScale with the part's scale) and keeps x with scaleT in q; the
+    // others keep out's bytes, which are also outT's.
     uint2 q[kLaneRows];
-    auto storeOut = [&] {
-      uint8_t *dst = out + (part.rowOffset + r0) * cols + c;
-#pragma unroll
-      for (int i = 0; i < kLaneRows; ++i)
-        if (i < nRows)
-          storeRun(dst + i * cols, q[i], nCols, outVectorOk);
-    };
-    if (part.vectorOk && nCols == kVec && nRows == kLaneRows) {
-      // Fast path: all loads in flight first (loads, then the stores that
-      // might alias them).
+    uint8_t *outRows = out ? out + (part.rowOffset + r0) * cols + c : nullptr;
+    // Fast (a whole aligned block): all loads in flight first (loads, then
+    // the stores that might alias them). Else row by row, and Dual rereads
+    // its rows, from cache. One instance each, so that neither carries the
+    // other's registers.
+    auto castBlock = [&](auto fastTag) {
+      constexpr bool kFast = decltype(fastTag)::value;
       constexpr int kLoads = kVec * sizeof(S) / 16;
-      uint4 raw[kLaneRows][kLoads];
-      const S *src = static_cast<const S *>(part.data) + r0 * part.ld + c;
+      uint4 raw[kFast ? kLaneRows : 1][kLoads];
+      if (kFast) {
+        const S *src = static_cast<const S *>(part.data) + r0 * part.ld + c;
 #pragma unroll
-      for (int i = 0; i < kLaneRows; ++i)
+        for (int i = 0; i < kLaneRows; ++i)
 #pragma unroll
-        for (int l = 0; l < kLoads; ++l)
-          raw[i][l] =
-              __ldg(reinterpret_cast<const uint4 *>(src + i * part.ld) + l);
-#pragma unroll
-      for (int i = 0; i < kLaneRows; ++i) {
-        S elems[kVec];
-        memcpy(elems, raw[i], sizeof(elems));
-        float v[kVec];
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) {
-          v[j] = toFloat(elems[j]);
-          if (colScale)
-            v[j] = v[j] * cs[j];
-          v[j] = v[j] * mul[j];
-        }
-        q[i] = encodeVector<F8>(v);
+          for (int l = 0; l < kLoads; ++l)
+            raw[i][l] =
+                __ldg(reinterpret_cast<const uint4 *>(src + i * part.ld) + l);
       }
-      if (Dual) {
-        // out now; q becomes the plain values for outT.
-        storeOut();
-#pragma unroll
-        for (int i = 0; i < kLaneRows; ++i) {
+      // Row i of the lane's block as floats, times colScale when `scaled`
+      // (0 past the part).
+      auto rowValues = [&](int i, bool scaled, float(&v)[kVec]) {
+        if (kFast) {
           S elems[kVec];
           memcpy(elems, raw[i], sizeof(elems));
-          float v[kVec];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j)
-            v[j] = toFloat(elems[j]) * scaleT;
-          q[i] = encodeVector<F8>(v);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < kLaneRows; ++i) {
-        float v[kVec];
-        if (i < nRows) {
-          loadRun<S>(part, cols, r0 + i, c, colScale, part.vectorOk, v);
-#pragma unroll
-          for (int j = 0; j < kVec; ++j)
-            v[j] = v[j] * mul[j];
+          for (int j = 0; j < kVec; ++j) {
+            v[j] = toFloat(elems[j]);
+            if (scaled && colScale)
+              v[j] = v[j] * cs[j];
+          }
+        } else if (i < nRows) {
+          loadRun<S>(part, cols, r0 + i, c, scaled ? colScale : nullptr,
+                     part.vectorOk, v);
         } else {
 #pragma unroll
           for (int j = 0; j < kVec; ++j)
             v[j] = 0.0f;
         }
+      };
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i) {
+        float v[kVec];
+        rowValues(i, /*scaled=*/true, v);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          v[j] = v[j] * mul[j];
         q[i] = encodeVector<F8>(v);
-      }
-      if (Dual) {
-        // out now; q becomes the plain values for outT (a second read, from
-        // cache: this path is for ragged or unaligned tiles only).
-        storeOut();
+        if (Dual) {
+          if (i < nRows)
+            storeRun(outRows + i * cols, q[i], nCols, outVectorOk);
+          rowValues(i, /*scaled=*/false, v);
 #pragma unroll
-        for (int i = 0; i < kLaneRows; ++i) {
-          float v[kVec];
-          if (i < nRows) {
-            loadRun<S>(part, cols, r0 + i, c, nullptr, part.vectorOk, v);
-#pragma unroll
-            for (int j = 0; j < kVec; ++j)
-              v[j] = v[j] * scaleT;
-          } else {
-#pragma unroll
-            for (int j = 0; j < kVec; ++j)
-              v[j] = 0.0f;
-          }
+          for (int j = 0; j < kVec; ++j)
+            v[j] = v[j] * scaleT;
           q[i] = encodeVector<F8>(v);
         }
       }
-    }
+    };
+    if (part.vectorOk && nCols == kVec && nRows == kLaneRows)
+      castBlock(std::true_type{});
+    else
+      castBlock(std::false_type{});
     if (out && !Dual)
-      storeOut();
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i)
+        if (i < nRows)
+          storeRun(outRows + i * cols, q[i], nCols, outVectorOk);
     if (!outT)
       continue;
     // Byte transpose: column j of the lane's 16 x 8 block, rows in order.
@@ -801,13 +810,22 @@ cudaError_t launchAmaxParts(slinrt_dtype src, const Fp8Part *parts,
         1, std::min<int64_t>(
                ceilDiv(largest, kThreads * kVec * 8),
                std::max<int64_t>(kAmaxBlocksPerSM * smCount() / count, 8)));
+    // With colScale (one part), the dense path needs a whole number of rows
+    // of vectors per grid-wide round: the threads past it idle.
+    int64_t colStride = 0;
+    const Fp8Part &lead = args.parts[0];
+    if (colScale && count == 1 && lead.ld == lead.cols && lead.vectorOk &&
+        lead.cols > 0) {
+      int64_t rowsPerRound = blocks * kThreads / (lead.cols / kVec);
+      colStride = rowsPerRound * lead.cols;
+    }
     cudaError_t err = dispatchQuant(src, SLINRT_F8E4M3FN, [&](auto s, auto) {
       using S = decltype(s);
       return launchKernel(&amaxPartsKernel<S>,
                           dim3(unsigned(blocks), unsigned(count)),
                           dim3(kThreads), stream, args, colScale,
                           reinterpret_cast<uint32_t *>(amax + first),
-                          reinterpret_cast<uint32_t *>(amaxPlain));
+                          reinterpret_cast<uint32_t *>(amaxPlain), colStride);
     });
     if (err != cudaSuccess)
       return err;
