@@ -30,17 +30,23 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 /// Elements per thread and load: 16 bytes of 16-bit types, two loads of fp32.
 constexpr int kVec = 8;
-/// Warp tiles of the cast and column amax: 4 x 8 lanes, each 16 rows x 8
-/// columns, so that a lane writes 16 bytes of a column of outT.
-constexpr int kLaneRows = 16;
+/// Warp tiles of the cast and column amax: 4 x 8 lanes, each 8 rows x 8
+/// columns, so that a lane writes 8 bytes of a column of outT. With 16 rows
+/// a lane (16-byte outT stores) the cast needs 128 registers, 2 blocks per
+/// SM; on the H200 it was slower in 7 of the 9 casts of a Llama-3-8B
+/// training step, faster only in the widest dual one (dY of gate/up), and
+/// 1.06x slower on the whole (docs/Performance.md, 2026-12-02).
+constexpr int kLaneRows = 8;
 constexpr int kTileRows = 4 * kLaneRows, kTileCols = 8 * kVec;
 /// Rows one warp of the column amax reduces before its atomics.
 constexpr int64_t kAmaxChunkRows = 2 * kTileRows;
 /// Largest row held in registers by the row quantizer: kThreads·kVec·8.
 constexpr int kMaxRowVectors = 8;
-/// Resident blocks of the cast per SM (its register bound, 128 a thread; 3
-/// spill hundreds of bytes).
-constexpr int kCastBlocksPerSM = 2;
+/// Resident blocks of the cast per SM (its register bound: 85 a thread for
+/// 16-bit sources; fp32 ones, twice the loads, would spill there and get 128).
+template <typename S> constexpr int castBlocksPerSM() {
+  return sizeof(S) == 4 ? 2 : 3;
+}
 /// Resident blocks of the amax per SM (its register bound): the grid is one
 /// wave of them.
 constexpr int kAmaxBlocksPerSM = 4;
@@ -106,7 +112,14 @@ __device__ __forceinline__ uint2 encodeVector(const float (&v)[kVec]) {
   }
   // The hardware's NaN is 0x7F whatever the sign; satcast keeps the sign.
   // Everything else (rounding, saturation of large values and infinities,
-  // signed zeros) is satcast already.
+  // signed zeros) is satcast already. Only a NaN gives the byte 0x7F (the
+  // largest finite byte is 0x7E or 0x7B), so one byte compare per word
+  // skips the fix-up for the vectors without any.
+  static_assert(Fp8Format<F8>::kNaNBits == 0x7F &&
+                    Fp8Format<F8>::kMaxBits < 0x7F,
+                "the hardware NaN byte must be the only 0x7F");
+  if ((__vcmpeq4(w[0], 0x7F7F7F7Fu) | __vcmpeq4(w[1], 0x7F7F7F7Fu)) == 0)
+    return make_uint2(w[0], w[1]);
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     uint32_t bits = bitCast<uint32_t>(v[j]);
@@ -170,10 +183,11 @@ __global__ void __launch_bounds__(kThreads, kAmaxBlocksPerSM)
   int64_t threads = int64_t(gridDim.x) * blockDim.x;
   int64_t tid = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (part.ld == part.cols && part.vectorOk && (!colScale || colStride > 0)) {
-    // Dense: one run of rows·cols elements, eight loads in flight a thread.
+    // Dense: one run of rows·cols elements, 128 bytes in flight a thread
+    // (eight 16-byte loads; fp32 takes half the vectors, which would spill).
     // The last round is predicated rather than run one load at a time: a
     // quarter of an 8192 x 4096 tensor falls past the last full round.
-    constexpr int kUnroll = 8;
+    constexpr int kUnroll = sizeof(S) == 4 ? 4 : 8;
     const S *data = static_cast<const S *>(part.data);
     int64_t n = part.rows * part.cols;
     int64_t vectorEnd = n / kVec * kVec;
@@ -312,17 +326,17 @@ __device__ __forceinline__ WarpTile locateTile(const PartsArg &args,
   return {p, local / colTiles * kTileRows, local % colTiles * kTileCols};
 }
 
-/// Casts the parts warp tile by warp tile (64 x 64 elements; a lane owns
-/// 16 rows x 8 columns, read 16 bytes a row). The scale is the part's
+/// Casts the parts warp tile by warp tile (32 x 64 elements; a lane owns
+/// kLaneRows rows x 8 columns, read 16 bytes a row). The scale is the part's
 /// (from amax[p]) or, when PerColumn, column c's (from the amax bits in
 /// colAmax[c]). Writes out [totalRows, cols] in 8-byte runs, outT [cols,
-/// totalRows] in 16-byte column runs (a byte transpose in registers), and,
+/// totalRows] in 8-byte column runs (a byte transpose in registers), and,
 /// unless PerColumn, scaleInv per part and rowScaleInv per row. Dual (one
 /// part, colScale, not PerColumn): out holds x · colScale with the scale of
 /// amax[0], and outT holds x itself with the scale of amaxT[0] (its
 /// scale_inv in scaleInvT[0]): the dgrad and wgrad casts of dy from one read.
 template <typename S, typename F8, bool PerColumn, bool Dual>
-__global__ void __launch_bounds__(kThreads, kCastBlocksPerSM)
+__global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     castTilesKernel(PartsArg args, int64_t cols, int64_t totalRows,
                     int64_t colTiles, const float *colScale, const float *amax,
                     const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
@@ -441,7 +455,7 @@ __global__ void __launch_bounds__(kThreads, kCastBlocksPerSM)
           storeRun(outRows + i * cols, q[i], nCols, outVectorOk);
     if (!outT)
       continue;
-    // Byte transpose: column j of the lane's 16 x 8 block, rows in order.
+    // Byte transpose: column j of the lane's 8 x 8 block, rows in order.
     uint32_t colWords[kVec][kLaneRows / 4];
 #pragma unroll
     for (int g = 0; g < kLaneRows / 4; ++g)
@@ -466,8 +480,8 @@ __global__ void __launch_bounds__(kThreads, kCastBlocksPerSM)
         continue;
       uint8_t *dst = outT + (c + j) * totalRows + part.rowOffset + r0;
       if (outTVectorOk && nRows == kLaneRows) {
-        *reinterpret_cast<uint4 *>(dst) = make_uint4(
-            colWords[j][0], colWords[j][1], colWords[j][2], colWords[j][3]);
+        *reinterpret_cast<uint2 *>(dst) =
+            make_uint2(colWords[j][0], colWords[j][1]);
       } else {
 #pragma unroll
         for (int i = 0; i < kLaneRows; ++i) // constant indices: registers
@@ -764,14 +778,14 @@ cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
                             const float *amaxT = nullptr,
                             float *scaleInvT = nullptr) {
   bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
-  bool outTVectorOk = aligned(outT, 16) && totalRows % 16 == 0;
+  bool outTVectorOk = aligned(outT, 8) && totalRows % kLaneRows == 0;
   int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
   for (int first = 0; first < numParts; first += kMaxPartsPerLaunch) {
     int count = std::min(numParts - first, kMaxPartsPerLaunch);
     PartsArg args = partsArg(parts, first, count, colTiles);
     bool groupOutTOk = outTVectorOk;
     for (int i = 0; i < count; ++i)
-      groupOutTOk = groupOutTOk && args.parts[i].rowOffset % 16 == 0;
+      groupOutTOk = groupOutTOk && args.parts[i].rowOffset % kLaneRows == 0;
     unsigned blocks = warpJobBlocks(args.tileStart[count]);
     cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
       using S = decltype(s);

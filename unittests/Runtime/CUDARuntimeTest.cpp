@@ -783,6 +783,80 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
   EXPECT_GT(slinrt_context_counters(gpu).quantizations, 0);
 }
 
+TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
+  // Dense rows with colScale take the amax's dense path, which keeps the
+  // maxima of each column apart and scales them once (max_r |x · s_c| =
+  // |max_r |x| · s_c|); the CPU multiplies every element. Sizes: several
+  // predicated rounds, one vector a row, and a row too long for one round
+  // of the grid (the row path). Values: signed zeros, the type's largest
+  // finite, subnormals; scales: negative, zero, tiny, huge (no product
+  // overflows: an infinite amax makes NaN bytes, checked apart below).
+  std::mt19937_64 rng(1920);
+  for (auto [M, K] : {std::pair<int64_t, int64_t>{300, 64}, {2048, 136},
+                      {1000, 8}, {3, 4160}})
+    for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
+      for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
+        SCOPED_TRACE(testing::Message() << dtypeName(src) << " -> "
+                                        << dtypeName(dst) << " M=" << M
+                                        << " K=" << K);
+        TestMatrix x = randomInput(rng, src, M, K, 3.0, /*pad=*/0,
+                                   /*offset=*/0);
+        double largest = src == SLINRT_F32   ? 3.4028234663852886e38
+                         : src == SLINRT_F16 ? 65504.0
+                                             : 3.3895313892515355e38;
+        x.set(M - 1, 0, -0.0);
+        x.set(M / 2, 2, -largest); // times the tiny scale of column 2
+        x.set(0, K / 2, src == SLINRT_F16 ? 6e-8 : 1e-40);
+        std::vector<float> colScale(static_cast<size_t>(K));
+        std::uniform_real_distribution<double> sd(-2.0, 2.0);
+        for (float &v : colScale)
+          v = float(std::pow(10.0, sd(rng)));
+        colScale[0] = -colScale[0];
+        if (K > 2) {
+          colScale[1] = 0.0f;
+          colScale[2] = 1e-38f;
+        }
+        colScale[K - 1] = K > 8 ? 1e30f : -2.5f;
+        compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_TENSOR, x, &colScale);
+        // The dual quantization: the same folded amax and the plain one.
+        std::vector<float> amax(2), scaleInv(1), scaleInvT(1);
+        Bytes out(size_t(M * K)), outT(size_t(M * K));
+        slinrt_quantize_fp8_dual(cpu, src, dst, x.ref(), colScale.data(),
+                                 amax.data(), scaleInv.data(), out.data(),
+                                 scaleInvT.data(), outT.data());
+        ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
+            << slinrt_context_error(cpu);
+        DeviceMirror dx(x);
+        DeviceBuffer<float> dColScale(colScale), dAmax(2), dScaleInv(1),
+            dScaleInvT(1);
+        DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
+        slinrt_quantize_fp8_dual(gpu, src, dst, &dx.desc2, dColScale.get(),
+                                 dAmax.get(), dScaleInv.get(), dOut.get(),
+                                 dScaleInvT.get(), dOutT.get());
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+            << slinrt_context_error(gpu);
+        EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
+        EXPECT_TRUE(sameFloats(dScaleInvT.download(), scaleInvT));
+        EXPECT_TRUE(sameBytes(dOut.download(), out));
+        EXPECT_TRUE(sameBytes(dOutT.download(), outT));
+        // An infinite input gives an infinite amax on both paths and both
+        // targets (the bytes then hold NaNs, whose sign the targets' NaN
+        // arithmetic decides, so they are not compared).
+        x.set(M / 3, K / 3, std::numeric_limits<double>::infinity());
+        colScale[K / 3] = 0.5f;
+        DeviceMirror dxInf(x);
+        DeviceBuffer<float> dColScaleInf(colScale), dAmaxInf(1),
+            dScaleInvInf(1);
+        slinrt_quantize_fp8(gpu, src, dst, SLINRT_QUANT_TENSOR, &dxInf.desc2,
+                            dColScaleInf.get(), dAmaxInf.get(),
+                            dScaleInvInf.get(), nullptr, nullptr);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+            << slinrt_context_error(gpu);
+        std::vector<float> amaxInf = dAmaxInf.download();
+        EXPECT_TRUE(std::isinf(amaxInf[0]) && amaxInf[0] > 0) << amaxInf[0];
+      }
+}
+
 /// amax_parts and cast_parts_fp8 on both targets for parts of `rows[i]` rows
 /// and magnitudes spread over 1e4.
 void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
