@@ -436,10 +436,13 @@ def fp8_weight_cache_clear(reset_counts: bool = True) -> None:
     torch.ops.splitlinear.fp8_weight_cache_clear(reset_counts)
 
 
+@torch.compiler.disable
 def _invalidate_after_step(optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
     # PyTorch's fused optimizers (``fused=True``; Hugging Face's default ``adamw_torch_fused``)
     # update parameters without bumping their version counters, which the cache keys on: every
-    # torch.optim step drops the cache, so the next forward quantizes the new weights.
+    # optimizer step drops the cache, so the next forward quantizes the new weights. Never traced:
+    # in a compiled ``opt.step`` the clear became a graph node without inputs or outputs, which
+    # did not run, and the cache went stale. (A compiled torch.optim step breaks its graph anyway.)
     torch.ops.splitlinear.fp8_weight_cache_clear(False)
 
 

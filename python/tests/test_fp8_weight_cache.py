@@ -195,6 +195,40 @@ def test_optimizer_step_clears(op) -> None:
     _check_fresh(op, ws, x)
 
 
+class _TwoParts(torch.nn.Module):
+    """q and k of one input: one FP8 region of two parts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = torch.nn.Linear(K, 64, bias=False)
+        self.k = torch.nn.Linear(K, 32, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.q(x), self.k(x)], -1)
+
+
+@pytest.mark.parametrize(("kind", "fallback"), [("fused", "eager"), ("fused", "inductor"), ("foreach", "eager")])
+def test_compiled_optimizer_step_clears(op, kind: str, fallback: str) -> None:
+    """A compiled ``opt.step`` (regression: with ``fused=True`` the clear was traced into the step's
+    graph and dropped, so the compiled forward kept the first step's FP8 weights, silently). Each
+    forward after a step equals an uncached ``fp8_linear`` on the current weights."""
+    torch.manual_seed(0)
+    model = _TwoParts()
+    f = compile_sl(model, fp8="tensorwise", fallback=fallback)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1, **{kind: True})
+    step = torch.compile(opt.step)
+    x = torch.randn(16, K)
+    for _ in range(3):
+        opt.zero_grad(set_to_none=True)
+        f(x).square().sum().backward()
+        step()
+        with torch.no_grad():
+            got = f(x)
+        want = op.fp8_linear(x, [model.q.weight.detach().clone(), model.k.weight.detach().clone()],
+                             recipe="tensorwise")
+        assert torch.equal(got, want)
+
+
 def test_option_off_does_not_cache(op) -> None:
     model = Block()
     compile_sl(model, fp8="tensorwise", fp8_weight_cache=False)(torch.randn(2, 64))
