@@ -169,6 +169,8 @@ class SplitLinearOptions:
             raise ValueError(
                 f"splitlinear: option 'fp8' must be one of {list(FP8_RECIPES)} or None, got {self.fp8!r}"
             )
+        if self.fp8 is None and not self.fp8_weight_cache:
+            raise ValueError("splitlinear: option 'fp8_weight_cache' needs option 'fp8' (a recipe name)")
         flt = self.fp8_filter
         if flt is None:
             return

@@ -44,6 +44,7 @@ def _grads(m: torch.nn.Module) -> dict[str, torch.Tensor]:
     ({"fp8": "rowwise", "fp8_filter": "lm_head"}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_filter": [3]}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_weight_cache": 1}, "option 'fp8_weight_cache' must be a bool"),
+    ({"fp8_weight_cache": False}, "option 'fp8_weight_cache' needs option 'fp8'"),
 ])
 def test_bad_options_name_the_option(bad: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -101,6 +102,15 @@ def test_filter_option(op, flt, tmp_path) -> None:
     assert text.count("= splitlinear_fx_fp8_fp8_linear_rowwise_cached(") == 1 and "with 1 parts" in text, text
     want = op.fp8_linear(_hidden(model, x), [model.lm_head.weight], recipe="rowwise")
     torch.testing.assert_close(out[0], want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("flt", [lambda fqn: 1 / 0, lambda: True], ids=["raises", "arity"])
+def test_failing_filter_names_the_option_and_module(op, flt) -> None:
+    """A callable filter that fails surfaces as an error naming the option and the module it was
+    asked about, not as the user's bare exception inside Dynamo's."""
+    model, _ = _pair(14)
+    with pytest.raises(Exception, match=r"option 'fp8_filter' raised (ZeroDivisionError|TypeError) on module '"):
+        compile_sl(model, fp8="tensorwise", fp8_filter=flt)(torch.randn(4, 64))
 
 
 def _hidden(model: Block, x: torch.Tensor) -> torch.Tensor:

@@ -132,7 +132,13 @@ def site_fqn(site: LinearSite) -> str:
 def _filter_allows(options: SplitLinearOptions, fqn: str) -> bool:
     flt = options.fp8_filter
     if callable(flt):
-        return bool(flt(fqn))
+        try:
+            keep = flt(fqn)
+        except Exception as exc:  # the user's callable: say which option and module it failed on
+            raise ValueError(
+                f"splitlinear: option 'fp8_filter' raised {type(exc).__name__} on module {fqn!r}: {exc}"
+            ) from exc
+        return bool(keep)
     patterns = DEFAULT_FP8_SKIP if flt is None else flt
     return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
 
