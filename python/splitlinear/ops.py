@@ -423,6 +423,7 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
     return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache))
 
 
+@torch.compiler.disable  # read when called, not once when traced
 def fp8_weight_cache_info() -> dict[str, int]:
     """The FP8 weight cache (``fp8_cast_parts(cache=True)``, ``fp8_linear(cache_weights=True)``,
     backend option ``fp8``): ``entries``, ``bytes`` of FP8 data held, and since the last clear
@@ -430,9 +431,11 @@ def fp8_weight_cache_info() -> dict[str, int]:
     return dict(torch.ops.splitlinear.fp8_weight_cache_info())
 
 
+@torch.compiler.disable  # traced, the call would be a graph node without inputs or outputs: dropped
 def fp8_weight_cache_clear(reset_counts: bool = True) -> None:
     """Drops every entry of the FP8 weight cache (the FP8 copies are freed once nothing else holds
-    them) and, with ``reset_counts``, zeroes the counts of :func:`fp8_weight_cache_info`."""
+    them) and, with ``reset_counts``, zeroes the counts of :func:`fp8_weight_cache_info`. Inside a
+    function compiled with ``torch.compile`` it still runs at every call (a graph break there)."""
     torch.ops.splitlinear.fp8_weight_cache_clear(reset_counts)
 
 

@@ -229,6 +229,24 @@ def test_compiled_optimizer_step_clears(op, kind: str, fallback: str) -> None:
         assert torch.equal(got, want)
 
 
+def test_clear_and_info_run_inside_compiled_code(op) -> None:
+    """The cache's clear and info, called from a compiled function, act at every call (traced, the
+    clear was a node without inputs or outputs that did not run, and info a constant)."""
+    ws = _parts(7)
+    x = torch.randn(8, K)
+
+    @torch.compile  # Inductor: the backend that dropped the node
+    def clear_and_count(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        op.fp8_weight_cache_clear(False)
+        return t + 1, op.fp8_weight_cache_info()["entries"]
+
+    for _ in range(3):
+        op.fp8_linear(x, ws, cache_weights=True)
+        assert op.fp8_weight_cache_info()["entries"] == 1
+        _, entries = clear_and_count(x)
+        assert entries == 0 and op.fp8_weight_cache_info()["entries"] == 0
+
+
 def test_option_off_does_not_cache(op) -> None:
     model = Block()
     compile_sl(model, fp8="tensorwise", fp8_weight_cache=False)(torch.randn(2, 64))
