@@ -35,15 +35,11 @@ Behaviour to know:
     ``torch.save(state_dict)`` (one entry per name, not the shared buffer under
     each) and transformers ``save_pretrained`` — with the same names and values.
   * ``load_state_dict`` afterwards copies into the packed storage in place, so
-    the parts stay adjacent. ``.to()``, ``.cuda()``, ``.half()`` and the like
-    (``nn.Module._apply``) give each Parameter a storage of its own; called on
-    the module given to ``pack_parameters`` (or a parent of it) they are
-    followed by a repack of its groups, one more copy of each. Through a
-    submodule, and after ``load_state_dict(..., assign=True)`` or
-    ``copy.deepcopy`` (whose copy repacks at its next ``.to()``), the groups
-    stay apart: results stay correct (the op checks adjacency on every call
-    and falls back to a copy), but call ``pack_parameters`` again to get the
-    zero-copy path back.
+    the parts stay adjacent. ``load_state_dict(..., assign=True)``, ``.to()``,
+    ``.cuda()``, ``.half()`` and the like give each Parameter a storage of its
+    own again: results stay correct (the op checks adjacency on every call and
+    falls back to a copy), but call ``pack_parameters`` again afterwards to get
+    the zero-copy path back.
 """
 
 from __future__ import annotations
@@ -310,60 +306,6 @@ def _check_group(linears: Sequence[nn.Linear]) -> str | None:
     return None
 
 
-#: Instance attribute of a module given to pack_parameters: the groups it packed.
-_PACKED_GROUPS = "_splitlinear_packed_groups"
-
-
-class _RepackingApply:
-    """The ``_apply`` of a module given to pack_parameters (``.to()``, ``.cuda()``, ``.half()``,
-    ...): the class's ``_apply``, then the groups it packed packed again (each Parameter got a
-    storage of its own). An instance attribute holding its module, so that ``copy.deepcopy`` and
-    pickling give the copy one for the copy; the module's class is unchanged."""
-
-    def __init__(self, module: nn.Module) -> None:
-        self.module = module
-
-    def __reduce__(self) -> tuple[type, tuple[nn.Module]]:
-        return (_RepackingApply, (self.module,))
-
-    def __call__(self, fn: Any, recurse: bool = True) -> nn.Module:
-        module = self.module
-        result = type(module)._apply(module, fn, recurse)
-        modules = dict(module.named_modules())
-        for group in getattr(module, _PACKED_GROUPS, []):
-            linears = [modules.get(name) for name in group]
-            if not all(isinstance(lin, nn.Linear) for lin in linears):
-                continue  # the module tree changed since: nothing to keep
-            params = [lin.weight for lin in linears] + [lin.bias for lin in linears if lin.bias is not None]
-            if any(_is_dtensor(p) for p in params) or _check_group(linears) is not None:
-                continue  # moved apart (one member alone) or sharded since: leave them
-            for tensors in ([lin.weight for lin in linears], [lin.bias for lin in linears]):
-                # Still adjacent: a conversion that kept the storage (``share_memory()``, a
-                # ``.to()`` to what they are): moving them would undo it.
-                if tensors[0] is not None and not _back_to_back(tensors):
-                    pack_tensors(tensors)
-        return result
-
-
-def _back_to_back(tensors: Sequence[torch.Tensor]) -> bool:
-    """Whether ``tensors`` are contiguous views of one storage, each starting where the last ends."""
-    storage = tensors[0].untyped_storage().data_ptr()
-    offset = tensors[0].storage_offset()
-    for t in tensors:
-        if not t.is_contiguous() or t.untyped_storage().data_ptr() != storage or t.storage_offset() != offset:
-            return False
-        offset += t.numel()
-    return True
-
-
-def _repack_after_apply(module: nn.Module, packed: Sequence[Sequence[str]]) -> None:
-    """Records ``packed`` on ``module`` and makes its ``_apply`` repack them."""
-    recorded: list[list[str]] = getattr(module, _PACKED_GROUPS, [])
-    recorded.extend(list(g) for g in packed if list(g) not in recorded)
-    module.__dict__[_PACKED_GROUPS] = recorded
-    module.__dict__["_apply"] = _RepackingApply(module)
-
-
 def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = None) -> PackReport:
     """Makes the weights (and biases) of each group adjacent in one storage.
 
@@ -429,6 +371,4 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)
-    if report.packed and not any(_is_dtensor(p) for p in module.parameters()):
-        _repack_after_apply(module, report.packed)
     return report

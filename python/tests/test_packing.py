@@ -3,9 +3,6 @@ one storage while Parameter objects, names, values and optimizers keep working."
 
 from __future__ import annotations
 
-import copy
-import io
-
 import pytest
 import torch
 from torch import nn
@@ -61,84 +58,6 @@ def test_optimizer_and_load_state_dict_after_packing() -> None:
     model.load_state_dict(state)
     assert len({_storage(m.weight) for m in (model.q_proj, model.k_proj, model.v_proj)}) == 1
     torch.testing.assert_close(model.v_proj.weight, state["v_proj.weight"], rtol=0, atol=0)
-
-
-def _adjacent(model: Attention) -> bool:
-    """q/k/v weights and biases back to back in one storage each."""
-    for attr in ("weight", "bias"):
-        ts = [getattr(m, attr) for m in (model.q_proj, model.k_proj, model.v_proj)]
-        if ts[0] is None:
-            continue
-        if len({_storage(t) for t in ts}) != 1:
-            return False
-        offsets = [t.storage_offset() for t in ts]
-        if offsets != [offsets[0] + sum(t.numel() for t in ts[:i]) for i in range(3)]:
-            return False
-    return True
-
-
-@pytest.mark.parametrize("convert", ["double", "half", "to_dtype", "parent_to"])
-def test_conversions_keep_the_packing(convert: str) -> None:
-    """``.to()``, ``.half()`` and the like (``nn.Module._apply``) on the packed module or a parent
-    repack its groups: the same Parameter objects, the converted values, adjacent again."""
-    torch.manual_seed(0)
-    model = Attention(bias=True)
-    ref = copy.deepcopy(model)
-    parent = nn.Sequential(model)
-    splitlinear.pack_parameters(model)
-    params = dict(model.named_parameters())
-    {"double": lambda: model.double(), "half": lambda: model.half(),
-     "to_dtype": lambda: model.to(torch.float64), "parent_to": lambda: parent.to(torch.float64)}[convert]()
-    {"half": ref.half}.get(convert, ref.double)()
-    assert dict(model.named_parameters()) == params
-    assert _adjacent(model)
-    for k, v in ref.state_dict().items():
-        assert torch.equal(model.state_dict()[k], v), k
-    x = torch.randn(4, 16, dtype=model.q_proj.weight.dtype)
-    torch.testing.assert_close(model(x), ref(x), rtol=0, atol=0)
-
-
-def test_share_memory_keeps_the_shared_storage() -> None:
-    """``share_memory()`` moves the packed storage in place: no repack (a new buffer would not
-    be shared), and a no-op ``.to()`` copies nothing."""
-    model = Attention(bias=True)
-    splitlinear.pack_parameters(model)
-    model.share_memory()
-    assert model.q_proj.weight.is_shared() and model.v_proj.bias.is_shared() and _adjacent(model)
-    before = _storage(model.q_proj.weight)
-    model.to(torch.float32)
-    assert _storage(model.q_proj.weight) == before
-
-
-def test_deepcopy_repacks_the_copy_not_the_original() -> None:
-    """deepcopy gives each Parameter its own storage; the copy's ``.to()`` repacks the copy (the
-    repack holds its module, which deepcopy maps to the copy), and never the original."""
-    model = Attention(bias=False)
-    splitlinear.pack_parameters(model)
-    clone = copy.deepcopy(model)
-    assert not _adjacent(clone)
-    clone.double()
-    assert _adjacent(clone) and clone.q_proj.weight.dtype == torch.float64
-    assert model.q_proj.weight.dtype == torch.float32 and _adjacent(model)
-
-
-def test_whole_model_pickle_and_partial_moves() -> None:
-    """``torch.save`` of the whole model loads, and the loaded model repacks at ``.to()`` too;
-    converting one member alone leaves the group apart, and correct."""
-    model = Attention(bias=True)
-    splitlinear.pack_parameters(model)
-    buffer = io.BytesIO()
-    torch.save(model, buffer)
-    buffer.seek(0)
-    loaded = torch.load(buffer, weights_only=False)
-    x = torch.randn(2, 16)
-    torch.testing.assert_close(loaded(x), model(x), rtol=0, atol=0)
-    loaded.double()
-    assert _adjacent(loaded) and _adjacent(model) and model.q_proj.weight.dtype == torch.float32
-    model.v_proj.double()
-    assert model.v_proj.weight.dtype == torch.float64 and model.q_proj.weight.dtype == torch.float32
-    model.double()
-    assert _adjacent(model)
 
 
 def test_skips_groups_it_cannot_pack() -> None:
