@@ -11,7 +11,8 @@ Behaviour to know:
     are present on some members only, that shares a Parameter with a group
     packed before it, whose weight or bias is parametrized or not a Parameter
     of its module (``weight_norm``, ``register_parametrization``: computed on
-    every call, nothing to move), or that shares storage with a tensor outside
+    every call, nothing to move), that is on the meta device (pack after
+    ``to_empty()`` or loading), or that shares storage with a tensor outside
     the group (a view of another module's weight), is skipped (reported in
     ``PackReport.skipped`` with the reason, logged).
   * With the default groups, a model without Llama/Qwen2/Mistral/Phi-style
@@ -289,6 +290,8 @@ def _under_fsdp(module: nn.Module) -> set[int]:
 def _check_group(linears: Sequence[nn.Linear]) -> str | None:
     """Why the group cannot be packed, or None (local shards for DTensors: :func:`_check_dtensors`)."""
     w0 = linears[0].weight
+    if w0.device.type == "meta":  # every meta tensor reports storage 0: it would read as shared
+        return "on the meta device (no memory yet): pack after to_empty() or loading the weights"
     for lin in linears[1:]:
         w = lin.weight
         if w.dtype != w0.dtype or w.device != w0.device:

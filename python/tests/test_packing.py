@@ -68,6 +68,15 @@ def test_skips_groups_it_cannot_pack() -> None:
     assert report.skipped and "dtypes" in report.skipped[0][1]
 
 
+def test_meta_device_is_skipped_with_its_reason() -> None:
+    """Meta tensors all report storage 0, which read as views of one another ("shares storage
+    with 'q_proj.weight'"); the reason given is the meta device."""
+    with torch.device("meta"):
+        model = Attention(bias=True)
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [] and "meta device" in report.skipped[0][1]
+
+
 def test_tied_weight_stays_tied() -> None:
     model = Attention(bias=False)
     other = nn.Linear(16, 16, bias=False)
