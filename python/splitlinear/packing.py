@@ -109,16 +109,28 @@ def group_linears(modules: dict[str, nn.Module], group: Sequence[str], caller: s
     return linears
 
 
+def _linear_name(children: dict[str, nn.Module], name: str) -> str | None:
+    """``name`` if that child is an ``nn.Linear``, ``name.base_layer`` if it wraps one there (a
+    PEFT LoRA layer: the adapters stay outside the group), else None."""
+    child = children.get(name)
+    if isinstance(child, nn.Linear):
+        return name
+    if isinstance(getattr(child, "base_layer", None), nn.Linear):
+        return f"{name}.base_layer"
+    return None
+
+
 def find_sibling_groups(module: nn.Module) -> list[list[str]]:
-    """Qualified names of sibling ``nn.Linear`` children matching
-    :data:`DEFAULT_SIBLINGS`, e.g. ``["layers.0.self_attn.q_proj", ...]``."""
+    """Qualified names of sibling ``nn.Linear`` children matching :data:`DEFAULT_SIBLINGS`, e.g.
+    ``["layers.0.self_attn.q_proj", ...]``; a sibling wrapped by PEFT LoRA is its ``base_layer``."""
     groups: list[list[str]] = []
     for name, parent in module.named_modules():
         children = dict(parent.named_children())
         for pattern in DEFAULT_SIBLINGS:
-            if all(isinstance(children.get(c), nn.Linear) for c in pattern):
+            names = [_linear_name(children, c) for c in pattern]
+            if all(n is not None for n in names):
                 prefix = f"{name}." if name else ""
-                groups.append([prefix + c for c in pattern])
+                groups.append([prefix + n for n in names if n is not None])
     return groups
 
 

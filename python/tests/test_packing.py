@@ -77,6 +77,28 @@ def test_meta_device_is_skipped_with_its_reason() -> None:
     assert report.packed == [] and "meta device" in report.skipped[0][1]
 
 
+def test_default_groups_find_peft_wrapped_siblings() -> None:
+    """After ``get_peft_model`` the LoRA-wrapped siblings are ``lora.Linear`` modules: their
+    ``base_layer`` joins the group (packed adjacent with the unwrapped ones), and the model computes
+    what it computed before packing."""
+    peft = pytest.importorskip("peft")
+    torch.manual_seed(0)
+    model = peft.get_peft_model(Attention(bias=True), peft.LoraConfig(r=4, target_modules=["q_proj", "v_proj"]))
+    for name, p in model.named_parameters():
+        if "lora_B" in name:
+            torch.nn.init.normal_(p)  # not zeros: the adapters change the output
+    x = torch.randn(4, 16)
+    want = model(x)
+    report = splitlinear.pack_parameters(model)
+    base = model.base_model.model
+    assert report.packed == [["base_model.model.q_proj.base_layer", "base_model.model.k_proj",
+                              "base_model.model.v_proj.base_layer"]]
+    w = [base.q_proj.base_layer.weight, base.k_proj.weight, base.v_proj.base_layer.weight]
+    assert len({_storage(t) for t in w}) == 1
+    assert [t.storage_offset() for t in w] == [0, 16 * 16, 16 * 16 + 8 * 16]
+    torch.testing.assert_close(model(x), want, rtol=0, atol=0)
+
+
 def test_tied_weight_stays_tied() -> None:
     model = Attention(bias=False)
     other = nn.Linear(16, 16, bias=False)
