@@ -92,6 +92,21 @@ def _graph_replayed(fn: Callable[[], torch.Tensor]) -> Callable[[], object]:
     return graph.replay
 
 
+def _via_inductor(model: nn.Module, x: torch.Tensor, grad: torch.Tensor | None,
+                  params: list[torch.Tensor]) -> Callable[[], object]:
+    """splitlinear as before graphs of op calls alone ran eagerly (``splitlinear.fx.residue``):
+    the rewritten graph compiled by Inductor all the same. A backend object of its own, so Dynamo
+    does not reuse the ``splitlinear`` row's compiled code."""
+    from unittest import mock
+
+    from splitlinear.backend import splitlinear_backend
+
+    step = _step(torch.compile(model, backend=lambda gm, ex: splitlinear_backend(gm, ex)), x, grad, False, params)
+    with mock.patch("splitlinear.backend.only_op_calls", lambda gm: False):
+        step()  # compiles here
+    return step
+
+
 def micro(group: str) -> list[dict[str, Any]]:
     import splitlinear.ops as ops
 
@@ -119,6 +134,7 @@ def micro(group: str) -> list[dict[str, Any]]:
                 timings["splitlinear"] = _step(torch.compile(model, backend="splitlinear"), x, grad, False, ps)
                 timings["splitlinear_eager"] = _step(torch.compile(
                     model, backend="splitlinear", options={"fallback": "eager"}), x, grad, False, ps)
+                timings["splitlinear_via_inductor"] = _via_inductor(model, x, grad, ps)
             elif group == "inductor_ro":
                 timings["inductor_ro"] = _step(torch.compile(model, mode="reduce-overhead"), x, grad, True, ps)
             elif group == "splitlinear_ro":
@@ -142,7 +158,7 @@ def _profile_host(timings: dict[str, Callable[[], object]], row: dict[str, Any])
     self CPU time for the op alone and the compiled paths, printed and kept in ``row``."""
     from torch.profiler import ProfilerActivity, profile
 
-    for name in ["op_alone", "splitlinear", "splitlinear_eager", "inductor"]:
+    for name in ["op_alone", "splitlinear", "splitlinear_eager", "splitlinear_via_inductor", "inductor"]:
         fn = timings[name]
         for _ in range(5):
             fn()
@@ -242,7 +258,7 @@ def report(results: list[dict[str, Any]]) -> dict[str, Any]:
             key = (row["M"], row["K"], tuple(row["parts"]), row["mode"])
             micro_rows.setdefault(key, {}).update(row)
     cols = ["fused", "fused_graph", "inductor", "inductor_ro", "splitlinear", "splitlinear_eager",
-            "splitlinear_ro", "splitlinear_ro_eager", "op_alone"]
+            "splitlinear_via_inductor", "splitlinear_ro", "splitlinear_ro_eager", "op_alone"]
     print("\nmicrobenchmark (ms, median; bf16, parts adjacent)")
     print(f"{'M, K, parts, mode':<34}" + "".join(f"{c:>14}" for c in cols) + f"{'RO/fusedG':>11}{'IndRO/RO':>10}")
     table = []
@@ -257,6 +273,9 @@ def report(results: list[dict[str, Any]]) -> dict[str, Any]:
         if ro and ind_ro:
             row["inductor_ro_over_ro"] = ind_ro / ro
             line += f"{ind_ro / ro:>10.2f}"
+        if row.get("splitlinear") and row.get("op_alone"):
+            row["splitlinear_over_op_alone"] = row["splitlinear"] / row["op_alone"]
+            line += f"  sl/op {row['splitlinear_over_op_alone']:.2f}"
         print(line)
         table.append(row)
     model_rows = [row for r in results for row in r["models"]]

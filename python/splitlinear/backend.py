@@ -34,6 +34,7 @@ import torch.fx as fx
 from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
+from .fx.residue import only_op_calls
 from .options import SplitLinearOptions
 from .precompile import precompile_regions
 from .stats import bump as _bump
@@ -58,11 +59,20 @@ def _write_dump(dump_dir: str, name: str, text: str) -> None:
 
 
 def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
-                      options: SplitLinearOptions, calls_op: bool) -> Callable[..., Any]:
+                      options: SplitLinearOptions, calls_op: bool, graph_id: int) -> Callable[..., Any]:
     """Compile the rewritten graph: Inductor with the config ``torch.compile(backend="inductor",
     mode=options.mode, options=options.inductor_options)`` would use, or eagerly (through CUDA
     graphs when ``options.mode`` turns them on). When the graph ``calls_op``, Inductor's and
-    AOTAutograd's caches also key on the op library's build (:mod:`splitlinear._cache_key`)."""
+    AOTAutograd's caches also key on the op library's build (:mod:`splitlinear._cache_key`).
+
+    A graph left with nothing but op calls (:func:`~splitlinear.fx.residue.only_op_calls`) runs
+    eagerly under ``fallback="inductor"`` too, unless the mode uses CUDA graphs (cudagraph trees
+    then record it, as Inductor's would)."""
+    if (options.fallback == "inductor" and calls_op and not options.cudagraphs
+            and only_op_calls(gm)):
+        _bump("graphs_run_eagerly")
+        logger.info("splitlinear: graph %d holds only op calls: run eagerly, not by Inductor", graph_id)
+        return gm.forward
     if options.fallback == "eager":
         if options.cudagraphs:
             from .cudagraphs import compile_eager_with_cudagraphs
@@ -139,7 +149,8 @@ def splitlinear_backend(
         "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
         opts.fallback, opts.mode,
     )
-    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions or plan.serving_groups))
+    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions or plan.serving_groups),
+                             graph_id=graph_id)
 
 
 splitlinear_backend.reset = _reset  # type: ignore[attr-defined]

@@ -12,7 +12,9 @@ Backend counters (this module, counted at compile time):
 - ``kernels_precompiled``: kernels the op library JIT-compiled while the
   backend compiled a graph (its ``precompile`` step). With ``compiles`` (all
   kernel compiles) it shows whether any kernel was compiled later, inside a
-  first forward or backward.
+  first forward or backward;
+- ``graphs_run_eagerly``: graphs left with nothing but op calls, run eagerly
+  under ``fallback="inductor"`` (:mod:`splitlinear.fx.residue`).
 
 Run-time counters (``splitlinear.ops.runtime_counters()``, counted by the op
 library at every call): ``views`` (parts were adjacent: no copy), ``cats``
@@ -30,7 +32,7 @@ from types import ModuleType
 from ._logging import logger
 
 _BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected",
-                 "serving_groups_fused", "kernels_precompiled")
+                 "serving_groups_fused", "kernels_precompiled", "graphs_run_eagerly")
 
 _lock = threading.Lock()
 _counters: dict[str, int] = dict.fromkeys(_BACKEND_KEYS, 0)

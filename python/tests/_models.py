@@ -40,6 +40,15 @@ class CatLinear(nn.Module):
         return F.linear(x, torch.cat(self.weights()), bias)
 
 
+class CatLinearTanh(CatLinear):
+    """:class:`CatLinear` followed by ``tanh``: the rewritten graph keeps an op besides the split
+    linear, so ``fallback="inductor"`` compiles it with Inductor (a graph of op calls alone runs
+    eagerly: ``splitlinear.fx.residue``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x).tanh()
+
+
 class SiblingQKV(nn.Module):
     """Sibling projections reading one input: ``q_proj``, ``k_proj``, ``v_proj`` (Llama/Qwen style)."""
 

@@ -337,6 +337,39 @@ def test_lora_adapters_and_fp32_modules_stay(op) -> None:
         assert torch.isfinite(t5(input_ids=ids, decoder_input_ids=ids).logits).all()
 
 
+@pytest.mark.parametrize("weight_scaling", ["tensorwise", "rowwise"])
+def test_peft_wrapped_group_matches_emulation(op, weight_scaling: str) -> None:
+    """A PEFT-wrapped q_proj is converted in its q/k/v group (its ``base_layer`` with k_proj and
+    v_proj, per-part scales): each projection, adapter included, equals the float64 emulation of
+    the group plus the adapter's delta, eagerly and compiled."""
+    peft = pytest.importorskip("peft")
+    base = _llama(23, layers=1)
+    model = peft.get_peft_model(base, peft.LoraConfig(r=8, lora_alpha=16, target_modules=["q_proj"],
+                                                       lora_dropout=0.0, init_lora_weights=False))
+    attn = base.model.layers[0].self_attn
+    ref = copy.deepcopy(attn)
+    report = serving.convert_to_fp8_serving(model, weight_scaling=weight_scaling)
+    prefix = "base_model.model.model.layers.0.self_attn."
+    assert [prefix + n for n in ("q_proj.base_layer", "k_proj", "v_proj")] in report.converted
+    siblings = [ref.q_proj.base_layer, ref.k_proj, ref.v_proj]
+    x = torch.randn(2, 5, 64)
+    lora_a, lora_b = ref.q_proj.lora_A["default"].weight.double(), ref.q_proj.lora_B["default"].weight.double()
+    delta = (x.double() @ lora_a.T @ lora_b.T) * ref.q_proj.scaling["default"]
+    with torch.no_grad():
+        for name, lin in zip(("q_proj", "k_proj", "v_proj"), siblings):
+            want = _emulated(lin, x, weight_scaling, "rowwise", siblings)
+            if name == "q_proj":
+                want = want + delta
+            got = getattr(attn, name)(x)
+            torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+        ids = torch.randint(0, 96, (2, 6))
+        eager = model(ids).logits
+        splitlinear.reset_stats()
+        compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(ids).logits
+    assert splitlinear.stats()["serving_groups_fused"] >= 1
+    torch.testing.assert_close(compiled, eager, rtol=1e-5, atol=1e-5)
+
+
 def test_fp8_input_names_the_cause(op) -> None:
     model = nn.Sequential(nn.Linear(32, 16))
     serving.convert_to_fp8_serving(model)

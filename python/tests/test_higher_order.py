@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from _models import CatLinear
+from _models import CatLinear, CatLinearTanh
 from _util import compile_sl, randn
 
 
@@ -80,11 +80,16 @@ def test_frozen_weights_second_order(op: object, device: str) -> None:
         torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
 
 
-def test_compiled_eager_fallback_second_order(op: object, device: str) -> None:
-    """With ``fallback="eager"`` the rewritten graph runs the op eagerly: double backward is exact."""
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_compiled_second_order(op: object, device: str, fallback: str) -> None:
+    """With ``fallback="eager"``, or with Inductor on a graph left with nothing but the op call
+    (run eagerly: ``graphs_run_eagerly``), the op runs as in eager code: double backward is exact."""
+    import splitlinear
+
     torch.manual_seed(84)
     model = CatLinear(8, [3, 5], bias=True, dtype=torch.float64, device=device)
-    compiled = compile_sl(model, fallback="eager")
+    before = splitlinear.stats()["graphs_run_eagerly"]
+    compiled = compile_sl(model, fallback=fallback)
     x = randn(4, 8, device=device, dtype=torch.float64).requires_grad_()
 
     def second(fn: object) -> tuple[torch.Tensor, ...]:
@@ -93,14 +98,15 @@ def test_compiled_eager_fallback_second_order(op: object, device: str) -> None:
 
     for g, e in zip(second(compiled), second(model)):
         torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-10)
+    assert splitlinear.stats()["graphs_run_eagerly"] - before == (fallback == "inductor")
 
 
 def test_compiled_inductor_double_backward_raises(op: object, device: str) -> None:
     """AOTAutograd (under Inductor) does not support double backward: a clear error, as with
     ``backend="inductor"``, never a wrong number."""
-    model = CatLinear(8, [3, 5], bias=True, dtype=torch.float64, device=device)
+    model = CatLinearTanh(8, [3, 5], bias=True, dtype=torch.float64, device=device)
     compiled = compile_sl(model, fallback="inductor")
     x = randn(4, 8, device=device, dtype=torch.float64).requires_grad_()
-    (g,) = torch.autograd.grad(compiled(x).tanh().square().sum(), x, create_graph=True)
+    (g,) = torch.autograd.grad(compiled(x).square().sum(), x, create_graph=True)
     with pytest.raises(RuntimeError, match="double backward"):
         torch.autograd.grad(g.pow(2).sum(), list(model.parameters()))

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 import torch
-from _models import CatLinear
+from _models import CatLinear, CatLinearTanh
 from _util import randn
 
 from splitlinear import SplitLinearOptions
@@ -110,7 +110,7 @@ def test_mode_reaches_inductor_as_backend_inductor_gets_it(
     cudagraph trees skip the graph, so ``reduce-overhead`` still runs and matches eager)."""
     seen = _record_inductor_config(monkeypatch)
     torch._dynamo.reset()
-    model = CatLinear(8, [4, 4])
+    model = CatLinearTanh(8, [4, 4])  # a graph of the op alone would run eagerly (fx.residue)
     x = randn(2, 8)
     compiled = torch.compile(model, backend="splitlinear", mode=mode)
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
@@ -124,7 +124,7 @@ def test_mode_and_inductor_options_in_options(op: object, monkeypatch: pytest.Mo
     """``torch.compile`` takes ``mode`` or ``options``; both fit in ``options``."""
     seen = _record_inductor_config(monkeypatch)
     torch._dynamo.reset()
-    model = CatLinear(8, [4, 4])
+    model = CatLinearTanh(8, [4, 4])
     x = randn(2, 8)
     compiled = torch.compile(model, backend="splitlinear", options={
         "mode": "max-autotune-no-cudagraphs", "inductor_options": {"epilogue_fusion": False}, "strict": True})

@@ -1,0 +1,67 @@
+"""What a rewritten graph leaves for the fallback compiler.
+
+When every node of a rewritten Dynamo graph is a splitlinear op call, a view of an op's output
+(``torch.narrow``, ``torch.split`` and ``getitem``) or the ``.contiguous()`` the rewrite puts
+after a view whose strides are observable, Inductor has nothing to fuse or schedule in
+it: compiling it only wraps the op in AOTAutograd's runtime (a Python ``autograd.Function`` around
+the op's own C++ autograd node, its backward graph, and the generated Python wrapper), which costs
+host time on every call. The backend runs such a graph eagerly instead (:func:`only_op_calls`;
+measured in ``docs/Performance.md``, "2026-12-02: graphs without residue; host time measured side
+by side").
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+__all__ = ["only_op_calls"]
+
+#: Targets that only view an op's output (what the rewrite inserts after a call).
+_VIEWS: frozenset[Any] = frozenset({torch.narrow, torch.split, operator.getitem})
+
+#: Tensor methods the rewrite inserts after a view (``fx.rewrite``: dense graph outputs).
+_METHODS: frozenset[str] = frozenset({"contiguous"})
+
+
+def _graph_fns() -> frozenset[Any]:
+    """The Python functions the rewrite places in graphs (``splitlinear.ops.linear`` and the
+    FP8 graph functions); importing them loads the op library, which a rewrite has done."""
+    from .. import ops
+    from .fp8 import GRAPH_FNS
+
+    return frozenset({ops.linear, *GRAPH_FNS.values()})
+
+
+def _is_op(target: Any, graph_fns: frozenset[Any]) -> bool:
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return target.namespace == "splitlinear"
+    return target in graph_fns
+
+
+def only_op_calls(gm: fx.GraphModule) -> bool:
+    """Whether ``gm``'s graph calls at least one splitlinear op and holds nothing else but
+    placeholders, views of op outputs (:data:`_VIEWS`), ``.contiguous()`` calls (:data:`_METHODS`)
+    and the output.
+
+    Any other node (an ATen or torch op, a method call, a submodule or a higher-order op such as
+    activation checkpointing, a grad-mode or autocast switch) makes it ``False``: then the graph
+    goes to the fallback compiler as asked.
+    """
+    graph_fns = _graph_fns()
+    calls = 0
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if node.op == "call_method" and node.target in _METHODS and not node.kwargs:
+            continue
+        if node.op != "call_function":
+            return False
+        if _is_op(node.target, graph_fns):
+            calls += 1
+        elif node.target not in _VIEWS:
+            return False
+    return calls > 0
