@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import torch
+from torch.autograd import DeviceType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_recipe import build  # noqa: E402
@@ -56,9 +57,19 @@ def main() -> int:
                 step()
             torch.cuda.synchronize()
         events = prof.key_averages()
-        total = sum(e.self_device_time_total for e in events) / 3 / 1e3
-        print(f"==== {backend} {'frozen' if args.frozen else 'train'}: CUDA time per step {total:.2f} ms")
+        # Device events only (CPU ops also carry their kernels' time).
+        total = sum(e.self_device_time_total for e in events if e.device_type != DeviceType.CPU) / 3 / 1e3
+        host = sum(e.self_cpu_time_total for e in events) / 3 / 1e3
+
+        def count(*needles: str) -> float:
+            return sum(e.count for e in events if any(n in e.key for n in needles)) / 3
+
+        print(f"==== {backend} {'frozen' if args.frozen else 'train'}: CUDA time per step {total:.2f} ms, "
+              f"host (self CPU) {host:.2f} ms; per step: launches {count('LaunchKernel'):.0f}, "
+              f"synchronizations {count('Synchronize'):.0f}, event/stream waits {count('StreamWaitEvent', 'EventQuery'):.0f}, "
+              f"copies {count('Memcpy', 'Memset'):.0f}, device allocations {count('cudaMalloc', 'cudaFree'):.0f}")
         print(events.table(sort_by="self_device_time_total", row_limit=args.rows, max_name_column_width=90))
+        print(events.table(sort_by="self_cpu_time_total", row_limit=args.rows, max_name_column_width=90))
         del fn, model
         torch._dynamo.reset()
     return 0

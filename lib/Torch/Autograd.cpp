@@ -118,6 +118,23 @@ public:
 
   std::string name() const override { return "splitlinear::LinearBackward"; }
 
+  /// Compiled autograd (`torch._dynamo.compiled_autograd`) cannot trace this
+  /// node: it reaches it only when the op ran outside AOTAutograd (eagerly,
+  /// under `fallback="eager"`, or in a graph of op calls alone). Refused with
+  /// the way out, instead of PyTorch's bare "compiled_args not implemented".
+  void compiled_args(torch::dynamo::autograd::CompiledNodeArgs &) const override {
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        false,
+        "splitlinear.linear: compiled autograd cannot trace the op's backward "
+        "node (splitlinear::LinearBackward), which is there because the op "
+        "ran outside AOTAutograd: called eagerly, compiled with "
+        "fallback=\"eager\", or in a compiled graph of op calls alone, which "
+        "runs eagerly unless torch._dynamo.config.compiled_autograd is set "
+        "when it is compiled. Set that flag before compiling (with "
+        "fallback=\"inductor\"), or run this backward without compiled "
+        "autograd.");
+  }
+
   void release_variables() override {
     std::lock_guard<std::mutex> lock(mutex_);
     input.reset_data();
@@ -223,7 +240,9 @@ at::Tensor linearAutograd(const at::Tensor &input, at::TensorList weight,
 
 /// The autograd formula of `cast_concat`: each part gets its row block of
 /// the gradient, cast back to the part's dtype (differentiable ATen ops, so
-/// higher-order gradients work). Saves no tensor.
+/// higher-order gradients work). The parts share one dtype (the op checks), so
+/// the gradient is cast once and the parts get row blocks of it: views of
+/// one full gradient, as `linear`'s weight gradients are. Saves no tensor.
 class CastConcat : public torch::autograd::Function<CastConcat> {
 public:
   static at::Tensor forward(torch::autograd::AutogradContext *ctx,
@@ -243,9 +262,10 @@ public:
     std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
     at::ScalarType dtype = ctx->saved_data["dtype"].toScalarType();
     torch::autograd::variable_list grads;
+    at::Tensor full = gradOutputs[0].to(dtype);
     int64_t offset = 0;
     for (int64_t r : rows) {
-      grads.push_back(gradOutputs[0].narrow(0, offset, r).to(dtype));
+      grads.push_back(full.narrow(0, offset, r));
       offset += r;
     }
     grads.emplace_back(); // dtype

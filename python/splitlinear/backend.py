@@ -34,7 +34,7 @@ import torch.fx as fx
 from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
-from .fx.residue import only_op_calls
+from .fx.residue import runs_eagerly
 from .options import SplitLinearOptions
 from .precompile import precompile_regions
 from .stats import bump as _bump
@@ -65,11 +65,9 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
     graphs when ``options.mode`` turns them on). When the graph ``calls_op``, Inductor's and
     AOTAutograd's caches also key on the op library's build (:mod:`splitlinear._cache_key`).
 
-    A graph left with nothing but op calls (:func:`~splitlinear.fx.residue.only_op_calls`) runs
-    eagerly under ``fallback="inductor"`` too, unless the mode uses CUDA graphs (cudagraph trees
-    then record it, as Inductor's would)."""
-    if (options.fallback == "inductor" and calls_op and not options.cudagraphs
-            and only_op_calls(gm)):
+    A graph left with nothing but op calls runs eagerly under ``fallback="inductor"`` too, unless
+    the mode uses CUDA graphs or compiled autograd is on (:func:`~splitlinear.fx.residue.runs_eagerly`)."""
+    if calls_op and runs_eagerly(gm, options):
         _bump("graphs_run_eagerly")
         logger.info("splitlinear: graph %d holds only op calls: run eagerly, not by Inductor", graph_id)
         return gm.forward

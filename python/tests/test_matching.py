@@ -130,6 +130,43 @@ def test_sibling_output_strides(op: object, device: str) -> None:
     assert all(o.is_contiguous() for o in out)
 
 
+_THROUGH_VIEWS = {
+    # (returned values, from q and k) -- each reaches the graph output or a ``.view`` through views
+    "getitem": lambda q, k: (q[0], k),
+    "narrow": lambda q, k: (torch.narrow(q, 0, 1, 1), k),
+    "split": lambda q, k: (torch.split(q, 1, 0)[0], k.split(2, -1)[1]),
+    "transpose": lambda q, k: (q.transpose(0, 1), k),
+    "unbind-view": lambda q, k: (q.unbind(0)[1].view(-1), k),
+    "getitem-view": lambda q, k: (q[0].view(-1), k.unsqueeze(0).view(-1)),
+}
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+@pytest.mark.parametrize("case", list(_THROUGH_VIEWS))
+def test_sibling_output_strides_through_views(op: object, device: str, case: str, fallback: str) -> None:
+    """Regression (new-user report): an output reaching the graph output or a ``.view`` through
+    views that pass strides on (``q[0]``, ``split``, ``transpose``, ...) kept the fused buffer's
+    strides: non-contiguous where eager's was dense, so a later ``.view`` raised (or, inside the
+    compiled function, the compile failed)."""
+    torch.manual_seed(35)
+    wq, wk = _weights(device, 8, 4)
+    pick = _THROUGH_VIEWS[case]
+
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return pick(F.linear(x, wq), F.linear(x, wk))
+
+    x = randn(3, 2, 16, device=device)
+    splitlinear.reset_stats()
+    compiled = torch.compile(f, backend="splitlinear", fullgraph=True, options={"fallback": fallback})
+    got, want = compiled(x), f(x)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w)
+        assert g.stride() == w.stride() and g.is_contiguous() == w.is_contiguous()
+        if w.is_contiguous():
+            g.view(-1)  # as eager allows
+    assert splitlinear.stats()["regions_matched"] >= 1
+
+
 @pytest.mark.parametrize(
     "case, reason",
     [

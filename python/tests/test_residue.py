@@ -120,3 +120,43 @@ def test_only_op_calls(op: object, build: Callable[[fx.Graph, fx.Node], fx.Node]
     x = graph.placeholder("x")
     graph.output(build(graph, x))
     assert only_op_calls(fx.GraphModule({"m": torch.nn.Identity(), "w": torch.zeros(1)}, graph)) is expected
+
+
+def _backward_under_compiled_autograd(loss: torch.Tensor) -> None:
+    with torch._dynamo.compiled_autograd._enable(torch.compile(backend="eager")):
+        loss.backward()
+
+
+def test_compiled_autograd_flag_keeps_inductor(op: object, inductor_calls: list[int]) -> None:
+    """Regression (new-user report): compiled autograd cannot trace the op's C++ backward node,
+    which a graph run eagerly leaves in the autograd graph. With ``compiled_autograd`` on when the
+    graph is compiled, the graph goes to Inductor (AOTAutograd's backward), and gradients match."""
+    torch.manual_seed(6)
+    model = SiblingQKV(16, 8, 4, bias=True).double()
+    before = _eager_count()
+    with torch._dynamo.config.patch(compiled_autograd=True):
+        compiled = compile_sl(model, fallback="inductor")
+        x = randn(3, 16, dtype=torch.float64).requires_grad_()
+        outs = compiled(x)
+    assert _eager_count() == before and inductor_calls
+    xe = x.detach().clone().requires_grad_()
+    want = model(xe)
+    loss = sum((o * (i + 1)).sin().sum() for i, o in enumerate(outs))
+    _backward_under_compiled_autograd(loss)
+    sum((o * (i + 1)).sin().sum() for i, o in enumerate(want)).backward()
+    torch.testing.assert_close(x.grad, xe.grad, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_compiled_autograd_turned_on_later_names_the_cause(op: object, fallback: str) -> None:
+    """Compiled autograd turned on only around the backward of a graph run eagerly reaches the
+    op's backward node: a clear error naming the node and the way out, not PyTorch's bare
+    'compiled_args not implemented'."""
+    torch.manual_seed(7)
+    model = SiblingQKV(16, 8, 4, bias=True).double()
+    compiled = compile_sl(model, fallback=fallback)
+    x = randn(3, 16, dtype=torch.float64).requires_grad_()
+    loss = sum(o.sin().sum() for o in compiled(x))
+    with pytest.raises(NotImplementedError, match=r"splitlinear.linear: compiled autograd cannot trace.*"
+                                                  r"torch._dynamo.config.compiled_autograd"):
+        _backward_under_compiled_autograd(loss)

@@ -13,12 +13,15 @@ by side").
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx as fx
 
-__all__ = ["only_op_calls"]
+if TYPE_CHECKING:
+    from ..options import SplitLinearOptions
+
+__all__ = ["only_op_calls", "runs_eagerly"]
 
 #: Targets that only view an op's output (what the rewrite inserts after a call).
 _VIEWS: frozenset[Any] = frozenset({torch.narrow, torch.split, operator.getitem})
@@ -65,3 +68,21 @@ def only_op_calls(gm: fx.GraphModule) -> bool:
         elif node.target not in _VIEWS:
             return False
     return calls > 0
+
+
+def _compiled_autograd_on() -> bool:
+    """Whether compiled autograd is on (its config flag, or inside its ``_enable``). It cannot
+    trace the op's own backward node, which an eagerly run graph leaves in the autograd graph."""
+    from torch._dynamo import compiled_autograd
+
+    return bool(torch._dynamo.config.compiled_autograd or compiled_autograd.compiled_autograd_enabled)
+
+
+def runs_eagerly(gm: fx.GraphModule, options: SplitLinearOptions) -> bool:
+    """Whether the backend runs the rewritten ``gm`` eagerly although ``options.fallback`` is
+    ``"inductor"``: it holds only op calls (:func:`only_op_calls`), the mode uses no CUDA graphs
+    (cudagraph trees record what Inductor compiles), and compiled autograd is off when the graph
+    is compiled (it traces AOTAutograd's backward, not the op's C++ node; turned on later, its
+    backward raises the op's error naming this)."""
+    return (options.fallback == "inductor" and not options.cudagraphs and not _compiled_autograd_on()
+            and only_op_calls(gm))

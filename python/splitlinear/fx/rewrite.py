@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -25,16 +26,39 @@ from .model import LinearFn, PartRef, Region, node_tensor, node_value, static_in
 #: Tensor methods that observe their input's strides (``view`` of a strided narrow fails).
 _VIEW_METHODS: frozenset[str] = frozenset({"view", "view_as"})
 
+#: Views that pass their input's strides on (a row of a strided narrow is strided too): a
+#: strided narrow reaching a graph output or a ``view`` through them must be made dense as well.
+_PASSING_METHODS: frozenset[str] = frozenset({
+    "__getitem__", "narrow", "select", "split", "split_with_sizes", "tensor_split", "chunk", "unbind",
+    "transpose", "swapaxes", "swapdims", "t", "permute", "movedim", "squeeze", "unsqueeze", "expand",
+    "expand_as", "unflatten", "diagonal", "as_strided", "unfold", "detach"})
+_PASSING_FUNCTIONS: frozenset[Any] = frozenset({
+    operator.getitem, torch.narrow, torch.select, torch.split, torch.tensor_split, torch.chunk,
+    torch.unbind, torch.transpose, torch.swapaxes, torch.swapdims, torch.t, torch.permute, torch.movedim,
+    torch.squeeze, torch.unsqueeze, torch.unflatten, torch.diagonal, torch.as_strided, torch.detach,
+    torch.Tensor.__getitem__, torch.Tensor.narrow, torch.Tensor.select, torch.Tensor.split,
+    torch.Tensor.chunk, torch.Tensor.unbind, torch.Tensor.transpose, torch.Tensor.permute,
+    torch.Tensor.squeeze, torch.Tensor.unsqueeze, torch.Tensor.expand, torch.Tensor.detach})
+
+
+def _passes_strides(node: fx.Node) -> bool:
+    if node.op == "call_method":
+        return node.target in _PASSING_METHODS
+    return node.op == "call_function" and node.target in _PASSING_FUNCTIONS
+
 
 def observes_strides(users: Iterable[fx.Node]) -> bool:
-    """One of ``users`` is a graph output or a ``view``: a strided narrow of the op's output
-    must be made dense for it (shared by the DTensor rewrite)."""
+    """One of ``users`` is a graph output or a ``view``, directly or through views that pass the
+    strides on (``q[0]``, ``split``, ``transpose``, ...): a strided narrow of the op's output must
+    be made dense for it (shared by the DTensor rewrite)."""
     for user in users:
         if user.op == "output":
             return True
         if user.op == "call_method" and user.target in _VIEW_METHODS:
             return True
         if user.op == "call_function" and user.target in (torch.Tensor.view, torch.Tensor.view_as):
+            return True
+        if _passes_strides(user) and observes_strides(user.users):
             return True
     return False
 
