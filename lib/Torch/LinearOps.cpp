@@ -236,7 +236,9 @@ std::optional<at::Tensor> asOneBlock(at::TensorList parts,
     return std::nullopt;
   int64_t offset = first.storage_offset();
   for (const at::Tensor &p : parts) {
-    if (!p.has_storage() || !p.is_contiguous() ||
+    // A lazy conjugate or negative bit is a property of the view, not of
+    // the storage: such parts go through `cat`, which resolves them.
+    if (!p.has_storage() || !p.is_contiguous() || p.is_conj() || p.is_neg() ||
         !p.storage().is_alias_of(first.storage()) ||
         p.storage_offset() != offset)
       return std::nullopt;

@@ -172,3 +172,14 @@ def test_cast_concat_packed_output_is_independent(op: object, device: str) -> No
     out.add_(1.0)
     for p, b in zip(parts, before, strict=True):
         assert torch.equal(p, b)
+
+
+def test_cast_concat_resolves_lazy_conjugates(op: object) -> None:
+    """Parts of one storage that are lazy conjugate views are not read as one block (the bit
+    belongs to each view): the result equals ``cat(parts).to(dtype)``."""
+    flat = torch.complex(randn(5, 4), randn(5, 4))
+    a, b = flat.split([2, 3])
+    for parts in ([a.conj(), b], [a, b.conj()], [a.conj(), b.conj()], [torch._neg_view(a), b]):
+        got = torch.ops.splitlinear.cast_concat(parts, torch.complex128)
+        want = torch.cat([p.resolve_conj().resolve_neg() for p in parts]).to(torch.complex128)
+        assert torch.equal(got, want)
