@@ -171,6 +171,37 @@ def test_compiled_fuses_siblings(op, device: str, fallback: str, arch: str) -> N
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+class _QKVOutputs(nn.Module):
+    """Sibling projections whose outputs are returned, indexed and ``.view``-ed (strides observed)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(64, 64), nn.Linear(64, 32), nn.Linear(64, 32)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.q(x), self.k(x)[0], self.v(x).view(-1)
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_compiled_group_outputs_are_dense(op, device: str, fallback: str) -> None:
+    """Regression (same kind as the horizontal regions' report): a fused group's outputs are
+    splits of one buffer; where their strides are observed (graph outputs, ``q[0]``, ``.view``)
+    they are made dense, as eager's are, and the values are the eager converted model's."""
+    torch.manual_seed(29)
+    model = _QKVOutputs().to(device)
+    serving.convert_to_fp8_serving(model, groups=[["q", "k", "v"]])
+    x = torch.randn(3, 5, 64, device=device)
+    with torch.no_grad():
+        want = model(x)
+        splitlinear.reset_stats()
+        got = torch.compile(model, backend="splitlinear", fullgraph=True, options={"fallback": fallback})(x)
+    assert splitlinear.stats()["serving_groups_fused"] == 1
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-6)
+        assert g.stride() == w.stride() and g.is_contiguous()
+        g.view(-1)
+
+
 def test_compiled_under_autocast_fuses_biased_siblings(op) -> None:
     """bf16 autocast over a float32 model: the fp32 biases are cast per call, and the siblings
     still share one GEMM (the casts move before it)."""

@@ -25,6 +25,7 @@ import torch
 import torch.fx as fx
 
 from .model import node_tensor
+from .rewrite import observes_strides
 
 __all__ = ["fuse_serving_siblings", "quantize_activations_in_graph"]
 
@@ -101,6 +102,9 @@ def fuse_serving_siblings(graph: fx.Graph) -> int:
             pieces = graph.call_function(torch.split, (call, widths), {"dim": -1})
             outs = [graph.call_function(operator.getitem, (pieces, i)) for i in range(len(members))]
         for m, out in zip(members, outs):
+            if observes_strides(m.users):  # a split of the last dim is strided: eager's is dense
+                with graph.inserting_after(out):
+                    out = graph.call_method("contiguous", (out,))
             m.replace_all_uses_with(out)
             graph.erase_node(m)
         fused += 1
