@@ -98,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--backends", nargs="+", default=["inductor", "splitlinear"],
                         help="compiled and timed in this order (a name twice times it again)")
-    parser.add_argument("--interleave", type=int, default=0,
-                        help="then this many rounds timing each compiled model in turn (drift cancels)")
+    parser.add_argument("--interleave", type=int, default=10,
+                        help="then this many rounds timing each compiled model in turn (drift cancels; the"
+                             " one-after-the-other times favour the backend timed first)")
     args = parser.parse_args(argv)
     model = _model(args.layers)
     ids = torch.randint(0, 32000, (args.batch, 1), device="cuda")
