@@ -15,6 +15,7 @@ Inductor and splitlinear, then step i + 1), so the ratios are side by side and
 a machine's drift weighs on all alike. Usage::
 
     python3 bench/bench_recipe.py --device cuda --size large --json out.json
+    python3 bench/bench_recipe.py --archs llama --modes frozen --steps 30 --timed 24
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timed", type=int, default=5, help="last steps timed")
     parser.add_argument("--json", default=None)
     parser.add_argument("--archs", nargs="+", choices=["llama", "qwen2"], default=["llama", "qwen2"])
+    parser.add_argument("--modes", nargs="+", choices=["train", "frozen"], default=["train", "frozen"])
     args = parser.parse_args(argv)
 
     rows = []
@@ -150,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         vocab = base.config.vocab_size
         batches = [torch.randint(0, vocab, (args.batch, args.seq), generator=generator).to(args.device)
                    for _ in range(args.steps)]
-        for mode in ("train", "frozen"):
+        for mode in args.modes:
             results = run_interleaved(base, ["eager", "inductor", "splitlinear"], mode, batches,
                                       args.device, args.timed)
             ref = results["eager"]["losses"]
