@@ -18,7 +18,11 @@ its callable and inputs) and restored; nothing else is changed.
 Usage (from the repository root, with the op library built)::
 
     PYTHONPATH=python python3 bench/host_main_job.py [--arch llama|qwen2] [--rounds 200] [--calls 15]
-        [--variants ind/0/1,sl/1/1] [--skip-guards]
+        [--variants ind/0/1,sl/1/1] [--skip-guards] [--prime]
+
+With ``--prime`` each timed block starts after one untimed forward, as ``examples/real_models.py``
+warms up: the variants share the cache of one Dynamo frame, and without it the block's first call
+pays for the other variant's entries and caches (docs/Performance.md, 2026-12-03).
 """
 
 from __future__ import annotations
