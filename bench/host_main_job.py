@@ -22,7 +22,7 @@ Usage (from the repository root, with the op library built)::
 
 With ``--prime`` each timed block starts after one untimed forward, as ``examples/real_models.py``
 warms up: the variants share the cache of one Dynamo frame, and without it the block's first call
-pays for the other variant's entries and caches (docs/Performance.md, 2026-12-03).
+finds the other variant's entries first (docs/Performance.md, 2026-12-03).
 """
 
 from __future__ import annotations
