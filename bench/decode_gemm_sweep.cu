@@ -11,8 +11,8 @@
 // CUDA graph of 20 calls, each on another copy of the weights (copies total
 // >= 256 MiB, so every call reads them from HBM), replayed 3 times to warm
 // up and then 15 times between CUDA events; the time per call is the
-// median replay over 20. Every configuration's fp32 output on q/k/v at
-// M = 1 and 16 is checked against a float64 host reference of the same FP8
+// median replay over 20. Every configuration's fp32 output on q/k/v and on
+// an odd shape (partial tile, K no multiple of 64) at M = 1 and 16 is checked against a float64 host reference of the same FP8
 // values (error <= 1e-5 of sum |terms|).
 //
 // Build (no GPU needed):
@@ -68,12 +68,21 @@ namespace sweep {
 using LaunchFn = cudaError_t (*)(const DecodeGemmArgs &, cudaStream_t);
 using KernelPtr = const void *;
 
+using FitsFn = bool (*)(const DecodeGemmArgs &, int64_t);
+
 struct Variant {
   std::string name;
   LaunchFn bf16, f32;
   KernelPtr kernel;
   int threads;
+  /// Whether the variant runs these arguments (the bulk form needs x in
+  /// shared memory) within the device's opt-in shared memory per block.
+  FitsFn fits;
+  /// Its dynamic shared memory at M = 16, K = 4096 (for the occupancy line).
+  int64_t sharedBytes;
 };
+
+bool alwaysFits(const DecodeGemmArgs &, int64_t) { return true; }
 
 template <typename C> Variant makeVariant() {
   char name[128];
@@ -83,8 +92,26 @@ template <typename C> Variant makeVariant() {
                 C::kLoad == WLoad::Prefetch256 ? "pf256" : "cs");
   return {name, launchConfig<C, BFloat16>, launchConfig<C, float>,
           reinterpret_cast<KernelPtr>(decodeGemmKernel<C, BFloat16>),
-          C::kThreads};
+          C::kThreads, alwaysFits, 0};
 }
+
+template <typename C> Variant makeBulkVariant() {
+  char name[128];
+  std::snprintf(name, sizeof(name), "bulk%d_ck%d_s%d_w%d_b%d%s%s", C::kRows,
+                C::kChunk, C::kStages, C::kWarps, C::kCtasPerSM,
+                C::kEvictFirst ? "_ef" : "", C::kWholeTile ? "_whole" : "");
+  return {name,
+          launchBulk<C, BFloat16>,
+          launchBulk<C, float>,
+          reinterpret_cast<KernelPtr>(bulkDecodeKernel<C, BFloat16>),
+          C::kThreads,
+          bulkFits<C>,
+          C::sharedBytes(16, 4096)};
+}
+
+template <int R, int CK, int S, int W, int B, bool EF = false,
+          bool Whole = false>
+using Bulk = BulkConfig<R, CK, S, W, B, EF, Whole>;
 
 template <int NT, int U, int W, int B, bool Ct = false,
           WLoad L = WLoad::Streaming>
@@ -92,25 +119,19 @@ using Cfg = DecodeConfig<1, NT, U, W, B, Ct, L>;
 
 std::vector<Variant> variants() {
   constexpr WLoad P = WLoad::Prefetch256;
+  (void)P;
   return {
-      makeVariant<Cfg<2, 4, 8, 3>>(), // BaseConfig<1, 2>, the old default
-      makeVariant<DeepConfig>(),      // the runtime's configurations
+      makeVariant<DeepConfig>(), // the runtime's configurations
       makeVariant<OneWaveConfig>(),
-      makeVariant<Cfg<2, 4, 8, 3, true>>(),
-      makeVariant<Cfg<2, 4, 8, 3, true, P>>(),
-      makeVariant<Cfg<2, 2, 8, 4>>(),
-      makeVariant<Cfg<2, 8, 8, 2>>(),
-      makeVariant<Cfg<2, 4, 4, 6>>(),
-      makeVariant<Cfg<2, 8, 4, 4>>(),
-      makeVariant<Cfg<2, 4, 16, 1>>(),
-      makeVariant<Cfg<2, 2, 16, 2>>(),
-      makeVariant<Cfg<1, 8, 4, 6>>(),
-      makeVariant<Cfg<1, 8, 8, 3>>(),
-      makeVariant<Cfg<1, 4, 8, 4>>(),
-      makeVariant<Cfg<1, 8, 8, 3, true, P>>(),
-      makeVariant<Cfg<4, 2, 8, 3>>(), // the runtime's 32-row tile
-      makeVariant<Cfg<4, 1, 8, 4>>(),
-      makeVariant<Cfg<4, 4, 8, 2>>(),
+      // Run 1 (bench/results/2026-12-03-h200/decode-sweep): 512- and
+      // 1024-byte copies streamed 0.9-2.3 TB/s; 2048 bytes 3.1-3.5.
+      makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(),
+      makeBulkVariant<Bulk<16, 2048, 4, 8, 1, true>>(),
+      makeBulkVariant<Bulk<16, 4096, 2, 8, 1, true>>(),
+      makeBulkVariant<Bulk<16, 4096, 2, 8, 1>>(),
+      makeBulkVariant<Bulk<16, 4096, 2, 4, 1, true>>(),
+      makeBulkVariant<Bulk<16, 4096, 2, 8, 1, true, true>>(),
+      makeBulkVariant<Bulk<16, 4096, 3, 8, 1, true, true>>(),
   };
 }
 
@@ -201,17 +222,29 @@ int main(int argc, char **argv) {
     cudaFuncAttributes attr{};
     CHECK_CUDA(cudaFuncGetAttributes(&attr, v.kernel));
     int blocks = 0;
+    if (v.sharedBytes > int64_t(prop.sharedMemPerBlockOptin)) {
+      std::printf("%-32s needs %lld B of shared memory at M = 16, K = 4096\n",
+                  v.name.c_str(), (long long)v.sharedBytes);
+      continue;
+    }
+    if (v.sharedBytes > 48 * 1024)
+      CHECK_CUDA(cudaFuncSetAttribute(
+          v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(v.sharedBytes)));
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, v.kernel, v.threads, 0));
+        &blocks, v.kernel, v.threads, static_cast<size_t>(v.sharedBytes)));
     std::printf("%-32s regs %3d  spill %4zu B  smem %6zu B  CTAs/SM %d\n",
                 v.name.c_str(), attr.numRegs, attr.localSizeBytes,
-                attr.sharedSizeBytes, blocks);
+                attr.sharedSizeBytes + size_t(v.sharedBytes), blocks);
   }
 
   const Shape shapes[] = {{"qkv", 6144, 4096},
                           {"o", 4096, 4096},
                           {"gate_up", 28672, 4096},
-                          {"down", 4096, 14336}};
+                          {"down", 4096, 14336},
+                          // Checked only: a partial last tile of W and a K
+                          // that is no multiple of a k-step or a stage.
+                          {"odd", 2056, 4176}};
   const int64_t Ms[] = {1, 16};
   std::mt19937 rng(1234);
   std::string json = "{\"device\": \"" + std::string(prop.name) +
@@ -261,7 +294,9 @@ int main(int argc, char **argv) {
 
     // Host reference for the correctness check (q/k/v, M = 16 only).
     std::vector<double> ref, bound;
-    if (std::string(sh.name) == "qkv") {
+    const bool checked = std::string(sh.name) == "qkv" ||
+                         std::string(sh.name) == "odd";
+    if (checked) {
       std::vector<double> xd(hx.size()), wd(hw.size());
       for (size_t i = 0; i < hx.size(); ++i)
         xd[i] = decodeE4M3(hx[i]);
@@ -312,6 +347,13 @@ int main(int argc, char **argv) {
         a.sw = dsw;
         a.outerVector = true;
         a.bias = nullptr;
+        a.tileN = 16;
+        a.multiProcessors = prop.multiProcessorCount;
+        a.maxSharedBytes = int64_t(prop.sharedMemPerBlockOptin);
+        if (!v.fits(a, prop.sharedMemPerBlockOptin)) {
+          std::printf("  %-32s (does not fit)\n", v.name.c_str());
+          continue;
+        }
         float ms = timeCalls(stream, copies8, [&](int c) {
           a.w = dw8 + size_t(c) * wBytes;
           CHECK_CUDA(v.bf16(a, stream));

@@ -132,13 +132,30 @@ struct DecodeGemmArgs {
   /// Rows of w per CTA: 16 or 32 (decodeGemmTileN).
   int tileN;
   /// The device's SMs: with 16-row tiles, picks the configuration whose
-  /// CTAs fit on the device at once (0: unknown).
+  /// CTAs fit on the device at once, and sizes the bulk form's persistent
+  /// grid (0: unknown).
   int multiProcessors = 0;
+  /// The device's opt-in shared memory per block, in bytes, where it runs
+  /// the bulk-copy (sm90) form of the kernel (decodeGemmBulkAvailable), else
+  /// 0: M <= 16 with 16-row tiles takes that form when x fits.
+  int64_t maxSharedBytes = 0;
+  /// The device ordinal (the bulk form opts in to its shared memory once
+  /// per device).
+  int device = 0;
 };
 
 /// Whether the current device runs an sm89+ image of the decode GEMM (the
 /// image for an older arch is empty).
 bool decodeGemmAvailable();
+
+/// Whether the current device runs an sm90+ image of the decode GEMM's
+/// bulk-copy form (cp.async.bulk and mbarriers are sm90 PTX).
+bool decodeGemmBulkAvailable();
+
+/// Opts the bulk form's kernels in to `maxSharedBytes` of dynamic shared
+/// memory on `device` (the current device), which its launches otherwise do
+/// on first use; for context creation, outside any graph capture.
+cudaError_t prepareDecodeGemmBulk(int device, int64_t maxSharedBytes);
 
 /// The tile (rows of w per CTA) for N rows on `numSMs` SMs.
 int decodeGemmTileN(int64_t N, int numSMs);
@@ -148,22 +165,31 @@ int decodeGemmTileN(int64_t N, int numSMs);
 cudaError_t launchDecodeGemm(const DecodeGemmArgs &args, cudaStream_t stream);
 
 /// Launches `kernel` with `args` (converted to its parameter types) and
-/// returns the status of this launch only. On failure the launch's own error
+/// `sharedBytes` of dynamic shared memory, and returns the status of this launch only. On failure the launch's own error
 /// (the thread's last error, which the failure has just set) is cleared; a
 /// sticky error stays, as it must. On success the thread's last error is not
 /// touched, so another library's pending error still reaches its owner.
 template <typename... Params, typename... Args>
-cudaError_t launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block,
-                         cudaStream_t stream, Args... args) {
+cudaError_t launchKernelShared(void (*kernel)(Params...), dim3 grid,
+                               dim3 block, size_t sharedBytes,
+                               cudaStream_t stream, Args... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
   return [&](Params... params) {
     void *argv[] = {static_cast<void *>(&params)...};
-    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                       grid, block, argv, 0, stream);
+    cudaError_t err =
+        cudaLaunchKernel(reinterpret_cast<const void *>(kernel), grid, block,
+                         argv, sharedBytes, stream);
     if (err != cudaSuccess)
       (void)cudaGetLastError();
     return err;
   }(static_cast<Params>(args)...);
+}
+
+/// launchKernelShared without dynamic shared memory.
+template <typename... Params, typename... Args>
+cudaError_t launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block,
+                         cudaStream_t stream, Args... args) {
+  return launchKernelShared(kernel, grid, block, 0, stream, args...);
 }
 
 } // namespace cuda

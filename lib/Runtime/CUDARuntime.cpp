@@ -251,6 +251,9 @@ struct DeviceState {
   /// Whether the device runs the decode GEMM's sm89+ image: -1 not asked
   /// yet, then 0 or 1 (decodeGemmUsable).
   std::atomic<int> decodeGemm{-1};
+  /// The opt-in shared memory per block where the device runs the decode
+  /// GEMM's bulk-copy form, else 0; -1 not asked yet (decodeBulkShared).
+  std::atomic<int64_t> decodeBulkShared{-1};
   size_t workspaceBytes = 0;
   HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
       kMaxAlgoEntriesPerDevice};
@@ -475,6 +478,32 @@ bool decodeGemmUsable(DeviceState &dev) {
     dev.decodeGemm.store(known, std::memory_order_release);
   }
   return known == 1;
+}
+
+/// The device's opt-in shared memory per block if `dev` (the current
+/// device) runs the decode GEMM's bulk-copy form, else 0; asked once.
+/// SPLITLINEAR_FP8_DECODE_BULK=0 turns the form off (a measuring aid, and
+/// how tests reach the register form at M <= 16).
+int64_t decodeBulkShared(DeviceState &dev, int device) {
+  static const bool off = [] {
+    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_BULK");
+    return env && std::string(env) == "0";
+  }();
+  if (off)
+    return 0;
+  int64_t known = dev.decodeBulkShared.load(std::memory_order_acquire);
+  if (known < 0) {
+    int optin = 0;
+    known = cuda::decodeGemmBulkAvailable() &&
+                    cudaDeviceGetAttribute(
+                        &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                        device) == cudaSuccess
+                ? optin
+                : 0;
+    (void)cudaGetLastError();
+    dev.decodeBulkShared.store(known, std::memory_order_release);
+  }
+  return known;
 }
 
 /// Why tuning exists: at decode shapes cuBLASLt's heuristic #0 for FP8 is not
@@ -1168,6 +1197,8 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
     args.bias = bias;
     args.tileN = decodeTileN(p.N, dev.multiProcessors);
     args.multiProcessors = dev.multiProcessors;
+    args.maxSharedBytes = decodeBulkShared(dev, ctx.device);
+    args.device = ctx.device;
     checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
     ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -1357,6 +1388,8 @@ void cuda::initContext(slinrt_context &ctx, int device, void *stream,
   // Asked here rather than at the first decode GEMM, which may be inside a
   // graph capture.
   (void)decodeGemmUsable(*state->device);
+  if (int64_t bytes = decodeBulkShared(*state->device, device))
+    (void)cuda::prepareDecodeGemmBulk(device, bytes);
   state->borrowed = borrowed;
   if (!borrowed) {
     state->workspace = workspaceFor(*state, stream);

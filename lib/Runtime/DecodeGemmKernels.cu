@@ -27,6 +27,7 @@
 #include "CUDAKernels.h"
 #include "Float16.h"
 
+#include <atomic>
 #include <cstring>
 
 namespace slinrt {
@@ -221,6 +222,323 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   }
 }
 
+//===----------------------------------------------------------------------===//
+// The bulk-copy (TMA) form, sm90
+//===----------------------------------------------------------------------===//
+//
+// The kernel above streams W through the load/store units: every lane keeps
+// its own 16-byte loads in flight. On the H200 it reaches about 3.3 TB/s of
+// the HBM's 4.8 (bf16 cuBLAS streams 4.2), because an SM can keep only so
+// many such loads outstanding. This form hands the stream to the SM's bulk
+// copy engine (cp.async.bulk, "TMA" without a tensor map): one producer
+// thread per CTA fills a ring of shared-memory stages, each 16 (or 32) rows
+// of W by kChunk bytes of k, and mbarriers with transaction counts say when
+// a stage has landed and when the consumer warps are done with it. x (M <= 16
+// rows) is copied once per CTA. The CTAs are persistent (at most one per SM
+// and configuration), so the ring keeps filling across a CTA's tiles while
+// its consumers reduce and store the previous tile. The MMAs, their k
+// permutation and the fp32 accumulation are those of decodeGemmKernel.
+
+/// One instance of the bulk form: kRows (16 or 32) rows of W per tile,
+/// kChunk bytes of k per stage (a multiple of 64 kWarps), kStages stages,
+/// kWarps consumer warps (plus one producer warp), kCtasPerSM persistent CTAs
+/// per SM, whether the copies of W carry an L2 evict-first hint, and whether
+/// a tile whose rows are contiguous (ldw == K <= kChunk) lands in one copy
+/// (rows then at pitch K, which costs 2-way bank conflicts) instead of one
+/// copy per row.
+// The sm80 image, whose kernel is empty, references none of its members.
+#pragma nv_diag_suppress 177
+template <int Rows, int Chunk, int Stages, int Warps, int CtasPerSM,
+          bool EvictFirst, bool WholeTile = false>
+struct BulkConfig {
+  static constexpr int kRows = Rows, kChunk = Chunk, kStages = Stages,
+                       kWarps = Warps, kCtasPerSM = CtasPerSM,
+                       kThreads = 32 * (Warps + 1);
+  static constexpr bool kEvictFirst = EvictFirst, kWholeTile = WholeTile;
+  static_assert(Rows == 16 || Rows == 32, "tiles of 16 or 32 rows");
+  static_assert(Chunk % (kStepK * Warps) == 0, "whole k-steps per warp");
+  /// Shared-memory pitch of a W row in a stage: 64 bytes past a multiple of
+  /// 128, so the two rows that one quarter-warp's 16-byte loads touch fall
+  /// in disjoint banks.
+  static constexpr int kWPitch = Chunk + 64;
+  static constexpr int64_t kBarrierBytes = 256;
+  static constexpr int64_t kPartialBytes =
+      int64_t(2) * Warps * 16 * Rows * sizeof(float);
+  static constexpr int64_t kRingBytes = int64_t(Stages) * Rows * kWPitch;
+  /// The pitch of an x row in shared memory (same bank argument).
+  __host__ __device__ static int64_t xPitch(int64_t K) {
+    return (K + 127) / 128 * 128 + 64;
+  }
+  /// Dynamic shared memory for M rows of x of K bytes.
+  static int64_t sharedBytes(int64_t M, int64_t K) {
+    return kBarrierBytes + kPartialBytes + (M * xPitch(K) + 127) / 128 * 128 +
+           kRingBytes;
+  }
+};
+#pragma nv_diag_default 177
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ uint32_t sharedAddr(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarrierInit(uint64_t *bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(sharedAddr(bar)),
+               "r"(count)
+               : "memory");
+}
+/// Arrives once and adds `bytes` to the phase's expected transactions.
+__device__ __forceinline__ void mbarrierExpect(uint64_t *bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                   sharedAddr(bar)),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrierArrive(uint64_t *bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(
+                   sharedAddr(bar))
+               : "memory");
+}
+/// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarrierWait(uint64_t *bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done)
+                 : "r"(sharedAddr(bar)), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+/// Copies `bytes` (a multiple of 16; both ends 16-byte aligned) from global
+/// to this CTA's shared memory; completes `bytes` transactions on `bar`.
+template <bool EvictFirst>
+__device__ __forceinline__ void bulkCopy(void *dst, const void *src,
+                                         uint32_t bytes, uint64_t *bar,
+                                         uint64_t policy) {
+  if constexpr (EvictFirst)
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+                 "bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+                     sharedAddr(dst)),
+                 "l"(src), "r"(bytes), "r"(sharedAddr(bar)), "l"(policy)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+                 "bytes [%0], [%1], %2, [%3];" ::"r"(sharedAddr(dst)),
+                 "l"(src), "r"(bytes), "r"(sharedAddr(bar))
+                 : "memory");
+}
+#endif
+
+/// Launch: C::kThreads threads, min(tiles, C::kCtasPerSM * SMs) CTAs,
+/// C::sharedBytes(M, K) bytes of dynamic shared memory; M <= 16.
+template <typename C, typename T>
+__global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
+    bulkDecodeKernel(const uint8_t *__restrict__ x, int64_t ldx,
+                     const uint8_t *__restrict__ w, int64_t ldw,
+                     T *__restrict__ y, int64_t ldy,
+                     const float *__restrict__ sx, const float *__restrict__ sw,
+                     const T *__restrict__ bias, int M, int64_t N, int64_t K,
+                     int outerVector) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int R = C::kRows, NT = R / 8, CK = C::kChunk, S = C::kStages,
+                CW = C::kWarps, WP = C::kWPitch;
+  constexpr int kStepsPerWarp = CK / kStepK / CW;
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint64_t *full = reinterpret_cast<uint64_t *>(smem);
+  uint64_t *empty = full + S;
+  uint64_t *xReady = empty + S;
+  float(*partial)[CW][16][R] = reinterpret_cast<float(*)[CW][16][R]>(
+      smem + C::kBarrierBytes);
+  const int64_t xPitch = C::xPitch(K);
+  uint8_t *xs = smem + C::kBarrierBytes + C::kPartialBytes;
+  uint8_t *ring = xs + (M * xPitch + 127) / 128 * 128;
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t tiles = (N + R - 1) / R, chunks = (K + CK - 1) / CK;
+  const bool wholeTile = C::kWholeTile && ldw == K && K <= CK;
+  const int64_t wp = wholeTile ? K : WP;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mbarrierInit(&full[s], 1);
+      mbarrierInit(&empty[s], CW);
+    }
+    mbarrierInit(xReady, 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == CW) { // The producer.
+    if (lane != 0)
+      return;
+    uint64_t policy = 0;
+    if constexpr (C::kEvictFirst)
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
+                   : "=l"(policy));
+    mbarrierExpect(xReady, static_cast<uint32_t>(M * K));
+    for (int m = 0; m < M; ++m)
+      bulkCopy<false>(xs + m * xPitch, x + m * ldx, static_cast<uint32_t>(K),
+                      xReady, 0);
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const int64_t n0 = tile * R;
+      const int rows = static_cast<int>(N - n0 < R ? N - n0 : R);
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t k0 = c * CK;
+        const uint32_t bytes = static_cast<uint32_t>(K - k0 < CK ? K - k0 : CK);
+        // A fresh barrier counts as having completed the phase before its
+        // first, so the first pass over the ring does not wait.
+        mbarrierWait(&empty[stage], phase ^ 1);
+        mbarrierExpect(&full[stage], rows * bytes);
+        uint8_t *dst = ring + int64_t(stage) * R * WP;
+        if (wholeTile)
+          bulkCopy<C::kEvictFirst>(dst, w + n0 * ldw, rows * bytes,
+                                   &full[stage], policy);
+        else
+          for (int r = 0; r < rows; ++r)
+            bulkCopy<C::kEvictFirst>(dst + r * WP, w + (n0 + r) * ldw + k0,
+                                     bytes, &full[stage], policy);
+        if (++stage == S) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  // The consumers. Rows of the stage past N hold stale bytes: their columns
+  // are never stored.
+  const int g = lane / 4, t = lane % 4;
+  const bool xLo = g < M, xHi = g + 8 < M;
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  mbarrierWait(xReady, 0);
+  int stage = 0, buf = 0;
+  uint32_t phase = 0;
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[j][r] = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t k0 = c * CK;
+      const int64_t bytes = K - k0 < CK ? K - k0 : CK;
+      mbarrierWait(&full[stage], phase);
+      const uint8_t *ws = ring + int64_t(stage) * R * WP;
+#pragma unroll
+      for (int u = 0; u < kStepsPerWarp; ++u) {
+        const int off = (u * CW + warp) * kStepK + 16 * t;
+        const bool kOk = off < bytes;
+        const uint8_t *xp = xs + k0 + off;
+        const uint4 lo = kOk && xLo ? *reinterpret_cast<const uint4 *>(
+                                          xp + g * xPitch)
+                                    : zero;
+        const uint4 hi = kOk && xHi ? *reinterpret_cast<const uint4 *>(
+                                          xp + (g + 8) * xPitch)
+                                    : zero;
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          const uint4 b = kOk ? *reinterpret_cast<const uint4 *>(
+                                    ws + (8 * j + g) * wp + off)
+                              : zero;
+          float d0[4], d1[4];
+          mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
+          mmaE4M3(d1, lo.z, hi.z, lo.w, hi.w, b.z, b.w);
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[j][r] += d0[r] + d1[r];
+        }
+      }
+      __syncwarp();
+      if (lane == 0)
+        mbarrierArrive(&empty[stage]);
+      if (++stage == S) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    // Partial sums meet in shared memory. Two buffers, so one barrier per
+    // tile suffices: tile i + 2 writes buffer `buf` only after every
+    // consumer has passed tile i + 1's barrier, hence finished reading it.
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        partial[buf][warp][g + 8 * (r / 2)][8 * j + 2 * t + r % 2] = acc[j][r];
+    asm volatile("bar.sync 1, %0;" ::"r"(CW * 32) : "memory");
+    const int64_t n0 = tile * R;
+    for (int e = threadIdx.x; e < M * R; e += CW * 32) {
+      const int m = e / R, col = e % R;
+      const int64_t n = n0 + col;
+      if (n >= N)
+        continue;
+      float sum = 0.0f;
+#pragma unroll
+      for (int v = 0; v < CW; ++v)
+        sum += partial[buf][v][m][col];
+      float value = (outerVector ? sx[m] * sw[n] : sx[0] * sw[0]) * sum;
+      if (bias)
+        value += toFloat(bias[n]);
+      y[m * ldy + n] = fromFloat<T>(value);
+    }
+    buf ^= 1;
+  }
+#endif
+}
+
+/// Whether configuration C can run these arguments: M <= 16 and its shared
+/// memory within `maxSharedBytes` (the device's opt-in limit per block).
+template <typename C>
+bool bulkFits(const DecodeGemmArgs &a, int64_t maxSharedBytes) {
+  return a.M <= 16 && C::sharedBytes(a.M, a.K) <= maxSharedBytes;
+}
+
+/// Opts kernel <C, T> in to `bytes` of dynamic shared memory on `device`
+/// (the current device), once per device: above 48 KiB a kernel must.
+/// Host-side only, so it is safe during graph capture too.
+template <typename C, typename T>
+cudaError_t optInShared(int device, int64_t bytes) {
+  static std::atomic<uint64_t> optedIn{0};
+  const uint64_t bit =
+      device >= 0 && device < 64 ? uint64_t(1) << device : uint64_t(0);
+  if (bit && (optedIn.load(std::memory_order_acquire) & bit))
+    return cudaSuccess;
+  cudaError_t err = cudaFuncSetAttribute(
+      bulkDecodeKernel<C, T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      static_cast<int>(bytes));
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return err;
+  }
+  optedIn.fetch_or(bit, std::memory_order_acq_rel);
+  return cudaSuccess;
+}
+
+/// Launches configuration C of the bulk form (the caller checked bulkFits).
+template <typename C, typename T>
+cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
+  const int64_t smemBytes = C::sharedBytes(a.M, a.K);
+  // To the device's limit, so one opt-in serves every K.
+  if (cudaError_t err = optInShared<C, T>(
+          a.device, a.maxSharedBytes > smemBytes ? a.maxSharedBytes
+                                                 : smemBytes))
+    return err;
+  const int64_t tiles = (a.N + C::kRows - 1) / C::kRows;
+  const int64_t slots =
+      int64_t(a.multiProcessors > 0 ? a.multiProcessors : 1) * C::kCtasPerSM;
+  dim3 grid(static_cast<unsigned>(tiles < slots ? tiles : slots));
+  return launchKernelShared(
+      bulkDecodeKernel<C, T>, grid, dim3(C::kThreads),
+      static_cast<size_t>(smemBytes), stream,
+      static_cast<const uint8_t *>(a.x), a.ldx,
+      static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
+      a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
+      a.K, a.outerVector ? 1 : 0);
+}
+
 /// Launches configuration C for the arguments a (checked by the caller).
 template <typename C, typename T>
 cudaError_t launchConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
@@ -269,8 +587,29 @@ cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
   return launchConfig<BaseConfig<MT, 2>, T>(a, stream);
 }
 
+/// The bulk form the runtime runs: 16-row tiles, one 4 KiB copy per row
+/// and stage, 2 stages, 8 consumer warps, evict-first copies of W. H200
+/// sweep of 2026-12-03 (bench/decode_gemm_sweep.cu): copies of 512, 1024
+/// and 2048 bytes streamed about 1.3, 2.3 and 3.3 TB/s at gate/up.
+using BulkDefault = BulkConfig<16, 4096, 2, 8, 1, /*EvictFirst=*/true>;
+
+/// Whether the bulk form runs: M <= 16, 16-row tiles, x fits, and more than
+/// three 16-row tiles per SM. With fewer, each persistent CTA streams too
+/// little W to amortize its start (x's copy, the first stage's latency):
+/// on the H200, gate/up (1792 tiles, 132 SMs) at M = 16 took 0.0336 ms
+/// against the register form's 0.0364, q/k/v (384 tiles) 0.0123 against
+/// 0.0103 (bench/fp8_linear.py --graphs, 2026-12-03).
+bool useBulk(const DecodeGemmArgs &a) {
+  const int64_t tiles = (a.N + 15) / 16;
+  return a.M <= 16 && a.tileN == 16 && a.multiProcessors > 0 &&
+         tiles > 3 * int64_t(a.multiProcessors) &&
+         bulkFits<BulkDefault>(a, a.maxSharedBytes);
+}
+
 template <typename T>
 cudaError_t launchRows(const DecodeGemmArgs &a, cudaStream_t stream) {
+  if (useBulk(a))
+    return launchBulk<BulkDefault, T>(a, stream);
   return a.M <= 16 ? launchTiles<1, T>(a, stream)
                    : launchTiles<2, T>(a, stream);
 }
@@ -288,6 +627,25 @@ bool decodeGemmAvailable() {
     return false;
   }
   return attr.binaryVersion >= 89;
+}
+
+bool decodeGemmBulkAvailable() {
+  cudaFuncAttributes attr{};
+  cudaError_t err =
+      cudaFuncGetAttributes(&attr, bulkDecodeKernel<BulkDefault, BFloat16>);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.binaryVersion >= 90;
+}
+
+cudaError_t prepareDecodeGemmBulk(int device, int64_t maxSharedBytes) {
+  if (cudaError_t err = optInShared<BulkDefault, float>(device, maxSharedBytes))
+    return err;
+  if (cudaError_t err = optInShared<BulkDefault, Half>(device, maxSharedBytes))
+    return err;
+  return optInShared<BulkDefault, BFloat16>(device, maxSharedBytes);
 }
 
 int decodeGemmTileN(int64_t N, int numSMs) {

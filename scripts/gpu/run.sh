@@ -37,6 +37,14 @@ echo "== runtime unit tests (CUDA included)"
 # Whole log in $OUT; every failure (not only the last lines) printed here.
 "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 > "$OUT/runtime-gtest.txt" 2>&1
 echo "exit $?"; grep -E "Failure|^first:|FAILED|PASSED|SKIPPED|\[ TIME" "$OUT/runtime-gtest.txt" | head -60
+# The decode GEMM's other forms: the register form at M <= 16 (bulk form
+# off) and 32-row tiles.
+for v in SPLITLINEAR_FP8_DECODE_BULK=0 SPLITLINEAR_FP8_DECODE_TILE_N=32; do
+  echo "== decode GEMM tests, $v"
+  env "$v" "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 --gtest_filter='DecodeGemmTest.*' \
+    > "$OUT/runtime-gtest-$v.txt" 2>&1
+  echo "exit $?"; grep -E "Failure|FAILED|PASSED|DECODE" "$OUT/runtime-gtest-$v.txt" | head -20
+done
 echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 

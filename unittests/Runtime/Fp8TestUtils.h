@@ -209,7 +209,8 @@ inline ScaledGemmFn cpuScaledGemm(slinrt_dtype out) {
   return scaledGemmFn(false, out);
 }
 
-/// The operands of a scaled GEMM test, 16-byte aligned, padded rows.
+/// The operands of a scaled GEMM test, 16-byte aligned, padded rows (B's
+/// rows contiguous, ldb == K, with `contiguousB`).
 struct ScaledGemmCase {
   int64_t M, N, K, lda, ldb;
   slinrt_dtype aType, bType, outType;
@@ -226,8 +227,10 @@ struct ScaledGemmCase {
 
   ScaledGemmCase(std::mt19937_64 &rng, int64_t M, int64_t N, int64_t K,
                  slinrt_dtype aType, slinrt_dtype bType, slinrt_dtype outType,
-                 slinrt_scaling scaling, bool withBias)
-      : M(M), N(N), K(K), lda(K + 16), ldb(K + 32), aType(aType), bType(bType),
+                 slinrt_scaling scaling, bool withBias,
+                 bool contiguousB = false)
+      : M(M), N(N), K(K), lda(K + 16), ldb(contiguousB ? K : K + 32),
+        aType(aType), bType(bType),
         outType(outType), scaling(scaling), withBias(withBias),
         d(TestMatrix::rowMajor(outType, M, N, 16)), bias(outType, N) {
     a = randomFp8(rng, aType, size_t(M * lda),
