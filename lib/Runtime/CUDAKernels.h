@@ -165,20 +165,20 @@ int decodeGemmTileN(int64_t N, int numSMs);
 cudaError_t launchDecodeGemm(const DecodeGemmArgs &args, cudaStream_t stream);
 
 /// Launches `kernel` with `args` (converted to its parameter types) and
-/// `sharedBytes` of dynamic shared memory, and returns the status of this launch only. On failure the launch's own error
-/// (the thread's last error, which the failure has just set) is cleared; a
-/// sticky error stays, as it must. On success the thread's last error is not
-/// touched, so another library's pending error still reaches its owner.
+/// `sharedBytes` of dynamic shared memory, and returns the status of this
+/// launch only. On failure the launch's own error (the thread's last error,
+/// which the failure has just set) is cleared; a sticky error stays, as it
+/// must. On success the thread's last error is not touched, so another
+/// library's pending error still reaches its owner.
 template <typename... Params, typename... Args>
-cudaError_t launchKernelShared(void (*kernel)(Params...), dim3 grid,
-                               dim3 block, size_t sharedBytes,
-                               cudaStream_t stream, Args... args) {
+cudaError_t launchKernelShared(void (*kernel)(Params...), dim3 grid, dim3 block,
+                               size_t sharedBytes, cudaStream_t stream,
+                               Args... args) {
   static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
   return [&](Params... params) {
     void *argv[] = {static_cast<void *>(&params)...};
-    cudaError_t err =
-        cudaLaunchKernel(reinterpret_cast<const void *>(kernel), grid, block,
-                         argv, sharedBytes, stream);
+    cudaError_t err = cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                                       grid, block, argv, sharedBytes, stream);
     if (err != cudaSuccess)
       (void)cudaGetLastError();
     return err;

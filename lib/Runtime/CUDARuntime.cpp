@@ -494,13 +494,15 @@ int64_t decodeBulkShared(DeviceState &dev, int device) {
   int64_t known = dev.decodeBulkShared.load(std::memory_order_acquire);
   if (known < 0) {
     int optin = 0;
-    known = cuda::decodeGemmBulkAvailable() &&
-                    cudaDeviceGetAttribute(
-                        &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                        device) == cudaSuccess
-                ? optin
-                : 0;
-    (void)cudaGetLastError();
+    known = 0;
+    if (cuda::decodeGemmBulkAvailable()) {
+      if (cudaDeviceGetAttribute(&optin,
+                                 cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                 device) == cudaSuccess)
+        known = optin;
+      else
+        (void)cudaGetLastError(); // This query's own error only.
+    }
     dev.decodeBulkShared.store(known, std::memory_order_release);
   }
   return known;

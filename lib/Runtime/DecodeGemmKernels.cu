@@ -294,8 +294,7 @@ __device__ __forceinline__ void mbarrierExpect(uint64_t *bar, uint32_t bytes) {
                : "memory");
 }
 __device__ __forceinline__ void mbarrierArrive(uint64_t *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(
-                   sharedAddr(bar))
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sharedAddr(bar))
                : "memory");
 }
 /// Waits until the phase of parity `parity` has completed.
@@ -317,11 +316,11 @@ __device__ __forceinline__ void bulkCopy(void *dst, const void *src,
                                          uint32_t bytes, uint64_t *bar,
                                          uint64_t policy) {
   if constexpr (EvictFirst)
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
-                 "bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-                     sharedAddr(dst)),
-                 "l"(src), "r"(bytes), "r"(sharedAddr(bar)), "l"(policy)
-                 : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(sharedAddr(dst)),
+        "l"(src), "r"(bytes), "r"(sharedAddr(bar)), "l"(policy)
+        : "memory");
   else
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
                  "bytes [%0], [%1], %2, [%3];" ::"r"(sharedAddr(dst)),
@@ -348,8 +347,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
   uint64_t *full = reinterpret_cast<uint64_t *>(smem);
   uint64_t *empty = full + S;
   uint64_t *xReady = empty + S;
-  float(*partial)[CW][16][R] = reinterpret_cast<float(*)[CW][16][R]>(
-      smem + C::kBarrierBytes);
+  float(*partial)[CW][16][R] =
+      reinterpret_cast<float(*)[CW][16][R]>(smem + C::kBarrierBytes);
   const int64_t xPitch = C::xPitch(K);
   uint8_t *xs = smem + C::kBarrierBytes + C::kPartialBytes;
   uint8_t *ring = xs + (M * xPitch + 127) / 128 * 128;
@@ -433,12 +432,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
         const int off = (u * CW + warp) * kStepK + 16 * t;
         const bool kOk = off < bytes;
         const uint8_t *xp = xs + k0 + off;
-        const uint4 lo = kOk && xLo ? *reinterpret_cast<const uint4 *>(
-                                          xp + g * xPitch)
-                                    : zero;
-        const uint4 hi = kOk && xHi ? *reinterpret_cast<const uint4 *>(
-                                          xp + (g + 8) * xPitch)
-                                    : zero;
+        const uint4 lo = kOk && xLo
+                             ? *reinterpret_cast<const uint4 *>(xp + g * xPitch)
+                             : zero;
+        const uint4 hi =
+            kOk && xHi ? *reinterpret_cast<const uint4 *>(xp + (g + 8) * xPitch)
+                       : zero;
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           const uint4 b = kOk ? *reinterpret_cast<const uint4 *>(
@@ -522,9 +521,9 @@ template <typename C, typename T>
 cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
   const int64_t smemBytes = C::sharedBytes(a.M, a.K);
   // To the device's limit, so one opt-in serves every K.
-  if (cudaError_t err = optInShared<C, T>(
-          a.device, a.maxSharedBytes > smemBytes ? a.maxSharedBytes
-                                                 : smemBytes))
+  if (cudaError_t err = optInShared<C, T>(a.device, a.maxSharedBytes > smemBytes
+                                                        ? a.maxSharedBytes
+                                                        : smemBytes))
     return err;
   const int64_t tiles = (a.N + C::kRows - 1) / C::kRows;
   const int64_t slots =
@@ -532,11 +531,10 @@ cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
   dim3 grid(static_cast<unsigned>(tiles < slots ? tiles : slots));
   return launchKernelShared(
       bulkDecodeKernel<C, T>, grid, dim3(C::kThreads),
-      static_cast<size_t>(smemBytes), stream,
-      static_cast<const uint8_t *>(a.x), a.ldx,
-      static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
-      a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
-      a.K, a.outerVector ? 1 : 0);
+      static_cast<size_t>(smemBytes), stream, static_cast<const uint8_t *>(a.x),
+      a.ldx, static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y),
+      a.ldy, a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M),
+      a.N, a.K, a.outerVector ? 1 : 0);
 }
 
 /// Launches configuration C for the arguments a (checked by the caller).

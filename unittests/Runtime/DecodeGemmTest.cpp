@@ -239,16 +239,17 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
 }
 
 TEST_F(DecodeGemmTest, LongKOnBothSidesOfTheSharedMemoryBound) {
-  // The bulk form keeps M rows of x in shared memory: at K = 14336 (Llama-3-8B's
-  // down projection) one row fits and 16 do not, so M = 1 and 3 take the bulk
-  // form and M = 16 the register form. Rows contiguous (ldb == K: the whole
-  // tile in one copy, where the configuration does that) and padded.
+  // The bulk form keeps M rows of x in shared memory: at K = 14336
+  // (Llama-3-8B's down projection) one row fits and 16 do not, so M = 1 and 3
+  // take the bulk form and M = 16 the register form. Rows contiguous (ldb == K:
+  // the whole tile in one copy, where the configuration does that) and padded.
   std::mt19937_64 rng(2029);
   const int64_t K = 14336;
   int runs = 0;
   for (int64_t M : {1, 3, 16})
     for (bool contiguous : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "M " << M << " contiguous " << contiguous);
+      SCOPED_TRACE(testing::Message()
+                   << "M " << M << " contiguous " << contiguous);
       ScaledGemmCase c(rng, M, 208, K, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
                        SLINRT_BF16, SLINRT_SCALING_OUTER_VECTOR, true,
                        /*contiguousB=*/contiguous);

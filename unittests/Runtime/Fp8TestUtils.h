@@ -230,9 +230,9 @@ struct ScaledGemmCase {
                  slinrt_scaling scaling, bool withBias,
                  bool contiguousB = false)
       : M(M), N(N), K(K), lda(K + 16), ldb(contiguousB ? K : K + 32),
-        aType(aType), bType(bType),
-        outType(outType), scaling(scaling), withBias(withBias),
-        d(TestMatrix::rowMajor(outType, M, N, 16)), bias(outType, N) {
+        aType(aType), bType(bType), outType(outType), scaling(scaling),
+        withBias(withBias), d(TestMatrix::rowMajor(outType, M, N, 16)),
+        bias(outType, N) {
     a = randomFp8(rng, aType, size_t(M * lda),
                   aType == SLINRT_F8E5M2 ? 2000 : 400);
     b = randomFp8(rng, bType, size_t(N * ldb),
