@@ -4,8 +4,9 @@
 // default 16), which runs the hand-written kernel of DecodeGemmKernels.cu:
 // every output dtype, both scalings, with and without bias, M in {1, 3, 16}
 // (17 and 32 too when the bound is raised to 32), N covering partial tiles of
-// both tile widths, parts of different sizes and scales 10^4 apart, K in {16,
-// 48, 4096}, against a float64 reference of decode(A) decode(B) scales
+// both tile widths and the bulk-copy form, parts of different sizes and
+// scales 10^4 apart, K in {16, 48, 4096, and 14336 on both sides of the bulk
+// form's shared-memory bound}, against a float64 reference of decode(A) decode(B) scales
 // (+ bias) on fresh random FP8 data; then the same GEMM captured in a CUDA
 // graph and replayed. Skips without a CUDA context or below sm89.
 //
@@ -179,18 +180,21 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
   // N: one tile of 16; parts 64 + 16 + 16; 208 (a half 32-row tile);
   // 32 sms - 16, one wave of 32-row tiles, the last one half full, when
   // SPLITLINEAR_FP8_DECODE_TILE_N=32 forces those (scripts/gpu runs both);
-  // and 48 sms - 16, 3 sms - 1 tiles of 16 rows, which the one-wave
-  // configuration takes (the others take the deep one).
+  // 48 sms - 16, 3 sms - 1 tiles of 16 rows, which the one-wave
+  // configuration takes (the others take the deep one); and 48 sms + 8,
+  // 3 sms + 1 tiles, the last one half full, which the bulk-copy form takes
+  // on sm90 (more than three tiles per SM).
   const int64_t wide = 32 * int64_t(sms) - 16;
   const int64_t oneWave = 48 * int64_t(sms) - 16;
+  const int64_t bulk = 48 * int64_t(sms) + 8;
   struct Shape {
     int64_t N;
     std::vector<int64_t> parts;
   };
   const std::vector<Shape> shapes = {
-      {16, {16}},     {96, {64, 16, 16}},
+      {16, {16}},           {96, {64, 16, 16}},
       {208, {128, 32, 48}}, {wide, {wide}},
-      {oneWave, {oneWave - 32, 32}}};
+      {oneWave, {oneWave - 32, 32}}, {bulk, {bulk - 40, 32, 8}}};
   std::vector<int64_t> ms = {1, 3, 16};
   if (maxM >= 32)
     ms.insert(ms.end(), {17, 32});
@@ -205,7 +209,9 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
             for (bool withBias : {false, true}) {
               // The widest N at K = 4096 once per M (the float64 reference
               // dominates the test's time).
-              if ((shape.N == wide || shape.N == oneWave) && K == 4096 &&
+              if ((shape.N == wide || shape.N == oneWave ||
+                   shape.N == bulk) &&
+                  K == 4096 &&
                   !(outType == SLINRT_BF16 && withBias &&
                     scaling == SLINRT_SCALING_OUTER_VECTOR))
                 continue;
@@ -240,20 +246,20 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
 
 TEST_F(DecodeGemmTest, LongKOnBothSidesOfTheSharedMemoryBound) {
   // The bulk form keeps M rows of x in shared memory: at K = 14336
-  // (Llama-3-8B's down projection) one row fits and 16 do not, so M = 1 and 3
-  // take the bulk form and M = 16 the register form. Rows contiguous (ldb == K:
-  // the whole tile in one copy, where the configuration does that) and padded.
+  // (Llama-3-8B's down projection) one row fits and 16 do not, so on sm90
+  // M = 1 and 3 take the bulk form (N: 3 sms + 1 tiles of 16 rows) and
+  // M = 16 the register form. Rows of W contiguous (ldb == K) and padded.
   std::mt19937_64 rng(2029);
-  const int64_t K = 14336;
+  const int64_t K = 14336, N = 48 * int64_t(sms) + 8;
   int runs = 0;
   for (int64_t M : {1, 3, 16})
     for (bool contiguous : {false, true}) {
       SCOPED_TRACE(testing::Message()
                    << "M " << M << " contiguous " << contiguous);
-      ScaledGemmCase c(rng, M, 208, K, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
+      ScaledGemmCase c(rng, M, N, K, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
                        SLINRT_BF16, SLINRT_SCALING_OUTER_VECTOR, true,
                        /*contiguousB=*/contiguous);
-      setPartScales(c, {128, 32, 48});
+      setPartScales(c, {N - 40, 32, 8});
       DeviceCase dev(c);
       dev.run(gpu, c, 1);
       ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
