@@ -181,12 +181,12 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
   // 32 sms - 16, one wave of 32-row tiles, the last one half full, when
   // SPLITLINEAR_FP8_DECODE_TILE_N=32 forces those (scripts/gpu runs both);
   // 48 sms - 16, 3 sms - 1 tiles of 16 rows, which the one-wave
-  // configuration takes (the others take the deep one); and 48 sms + 8,
-  // 3 sms + 1 tiles, the last one half full, which the bulk-copy form takes
+  // configuration takes (the others take the deep one); and 48 sms + 16
+  // (N must be a multiple of 16), 3 sms + 1 tiles, which the bulk form takes
   // on sm90 (more than three tiles per SM).
   const int64_t wide = 32 * int64_t(sms) - 16;
   const int64_t oneWave = 48 * int64_t(sms) - 16;
-  const int64_t bulk = 48 * int64_t(sms) + 8;
+  const int64_t bulk = 48 * int64_t(sms) + 16;
   struct Shape {
     int64_t N;
     std::vector<int64_t> parts;
@@ -194,7 +194,7 @@ TEST_F(DecodeGemmTest, MatchesFloat64) {
   const std::vector<Shape> shapes = {
       {16, {16}},           {96, {64, 16, 16}},
       {208, {128, 32, 48}}, {wide, {wide}},
-      {oneWave, {oneWave - 32, 32}}, {bulk, {bulk - 40, 32, 8}}};
+      {oneWave, {oneWave - 32, 32}}, {bulk, {bulk - 48, 32, 16}}};
   std::vector<int64_t> ms = {1, 3, 16};
   if (maxM >= 32)
     ms.insert(ms.end(), {17, 32});
@@ -250,7 +250,7 @@ TEST_F(DecodeGemmTest, LongKOnBothSidesOfTheSharedMemoryBound) {
   // M = 1 and 3 take the bulk form (N: 3 sms + 1 tiles of 16 rows) and
   // M = 16 the register form. Rows of W contiguous (ldb == K) and padded.
   std::mt19937_64 rng(2029);
-  const int64_t K = 14336, N = 48 * int64_t(sms) + 8;
+  const int64_t K = 14336, N = 48 * int64_t(sms) + 16;
   int runs = 0;
   for (int64_t M : {1, 3, 16})
     for (bool contiguous : {false, true}) {
@@ -259,7 +259,7 @@ TEST_F(DecodeGemmTest, LongKOnBothSidesOfTheSharedMemoryBound) {
       ScaledGemmCase c(rng, M, N, K, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
                        SLINRT_BF16, SLINRT_SCALING_OUTER_VECTOR, true,
                        /*contiguousB=*/contiguous);
-      setPartScales(c, {N - 40, 32, 8});
+      setPartScales(c, {N - 48, 32, 16});
       DeviceCase dev(c);
       dev.run(gpu, c, 1);
       ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
