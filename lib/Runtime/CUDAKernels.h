@@ -137,7 +137,8 @@ struct DecodeGemmArgs {
   int multiProcessors = 0;
   /// The device's opt-in shared memory per block, in bytes, where it runs
   /// the bulk-copy (sm90) form of the kernel (decodeGemmBulkAvailable), else
-  /// 0: M <= 16 with 16-row tiles takes that form when x fits.
+  /// 0. That form runs for M <= 16 with 16-row tiles when x fits and there
+  /// are more than three tiles per SM (useBulk in DecodeGemmKernels.cu).
   int64_t maxSharedBytes = 0;
   /// The device ordinal (the bulk form opts in to its shared memory once
   /// per device).
