@@ -81,42 +81,48 @@ struct Variant {
   FitsFn fits;
   /// Its dynamic shared memory at M = 16, K = 4096 (for the occupancy line).
   int64_t sharedBytes;
+  /// Launched as a programmatic dependent (DecodeGemmArgs::programmatic).
+  bool programmatic = false;
 };
 
 bool alwaysFits(const DecodeGemmArgs &, int64_t) { return true; }
 
-template <typename C> Variant makeVariant() {
+template <typename C> Variant makeVariant(bool programmatic = false) {
   char name[128];
-  std::snprintf(name, sizeof(name), "tile%d_u%d_w%d_b%d_%s_%s", 8 * C::kNT,
+  std::snprintf(name, sizeof(name), "tile%d_u%d_w%d_b%d_%s_%s%s", 8 * C::kNT,
                 C::kU, C::kWarps, C::kMinBlocks,
                 C::kContig ? "contig" : "inter",
-                C::kLoad == WLoad::Prefetch256 ? "pf256" : "cs");
+                C::kLoad == WLoad::Prefetch256 ? "pf256" : "cs",
+                programmatic ? "_pdl" : "");
   return {name,
           launchConfig<C, BFloat16>,
           launchConfig<C, float>,
           reinterpret_cast<KernelPtr>(decodeGemmKernel<C, BFloat16>),
           C::kThreads,
           alwaysFits,
-          0};
+          0,
+          programmatic};
 }
 
-template <typename C> Variant makeBulkVariant() {
+template <typename C> Variant makeBulkVariant(bool programmatic = false) {
   char name[128];
-  std::snprintf(name, sizeof(name), "bulk%d_ck%d_s%d_w%d_b%d%s%s", C::kRows,
-                C::kChunk, C::kStages, C::kWarps, C::kCtasPerSM,
-                C::kEvictFirst ? "_ef" : "", C::kWholeTile ? "_whole" : "");
+  std::snprintf(name, sizeof(name), "bulk%d_ck%d_s%d_w%d_b%d%s%s_l%d%s",
+                C::kRows, C::kChunk, C::kStages, C::kWarps, C::kCtasPerSM,
+                C::kEvictFirst ? "_ef" : "", C::kXShared ? "_xs" : "_xg",
+                C::kIssueLanes, programmatic ? "_pdl" : "");
   return {name,
           launchBulk<C, BFloat16>,
           launchBulk<C, float>,
           reinterpret_cast<KernelPtr>(bulkDecodeKernel<C, BFloat16>),
           C::kThreads,
           bulkFits<C>,
-          C::sharedBytes(16, 4096)};
+          C::sharedBytes(16, 4096),
+          programmatic};
 }
 
-template <int R, int CK, int S, int W, int B, bool EF = false,
-          bool Whole = false>
-using Bulk = BulkConfig<R, CK, S, W, B, EF, Whole>;
+template <int R, int CK, int S, int W, int B, bool EF = false, bool XS = true,
+          int L = 1>
+using Bulk = BulkConfig<R, CK, S, W, B, EF, XS, L>;
 
 template <int NT, int U, int W, int B, bool Ct = false,
           WLoad L = WLoad::Streaming>
@@ -128,17 +134,29 @@ std::vector<Variant> variants() {
   return {
       makeVariant<DeepConfig>(), // the runtime's configurations
       makeVariant<OneWaveConfig>(),
-      // Run 1 (bench/results/2026-12-03-h200/decode-sweep): 512- and
-      // 1024-byte copies streamed 0.9-2.3 TB/s; 2048 bytes 3.1-3.5.
+      makeBulkVariant<BulkDefault>(),
+      // Run 4: each launched as a programmatic dependent of the call before
+      // it (as the runtime launches them on sm90), and the best other
+      // forms of run 3 (bench/results/2026-12-03-h200/decode-sweep): x read
+      // through L1 (xg) and copies issued by 16 lanes (l16) lost everywhere.
+      makeVariant<DeepConfig>(true),
+      makeVariant<OneWaveConfig>(true),
+      makeBulkVariant<BulkDefault>(true),
       makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(),
-      makeBulkVariant<Bulk<16, 2048, 4, 8, 1, true>>(),
-      makeBulkVariant<Bulk<16, 4096, 2, 8, 1, true>>(),
-      makeBulkVariant<Bulk<16, 4096, 2, 8, 1>>(),
-      makeBulkVariant<Bulk<16, 4096, 2, 4, 1, true>>(),
-      makeBulkVariant<Bulk<16, 4096, 2, 8, 1, true, true>>(),
-      makeBulkVariant<Bulk<16, 4096, 3, 8, 1, true, true>>(),
-      makeBulkVariant<Bulk<16, 2048, 2, 8, 2, true>>(),
+      makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(true),
   };
+}
+
+/// Copies n bytes (a multiple of 16) from src to dst and m from src2 to
+/// dst2: the kernel whose writes a programmatic launch after it must see.
+__global__ void copyBytes(uint4 *dst, const uint4 *src, size_t n, uint4 *dst2,
+                          const uint4 *src2, size_t m) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+       i < (n + m) / 16; i += size_t(gridDim.x) * blockDim.x)
+    if (i < n / 16)
+      dst[i] = src[i];
+    else
+      dst2[i - n / 16] = src2[i - n / 16];
 }
 
 struct Shape {
@@ -285,8 +303,11 @@ int main(int argc, char **argv) {
                             cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMalloc(&dw16, 2 * wBytes * copies16));
     CHECK_CUDA(cudaMemset(dw16, 0x3c, 2 * wBytes * copies16));
-    CHECK_CUDA(cudaMalloc(&dx8, hx.size()));
+    // x and a second copy of it (the check's source).
+    CHECK_CUDA(cudaMalloc(&dx8, 2 * hx.size()));
     CHECK_CUDA(cudaMemcpy(dx8, hx.data(), hx.size(), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dx8 + hx.size(), hx.data(), hx.size(),
+                          cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMalloc(&dx16, 2 * hx.size()));
     CHECK_CUDA(cudaMemset(dx16, 0x3c, 2 * hx.size()));
     CHECK_CUDA(cudaMalloc(&dy16, sizeof(__nv_bfloat16) * 16 * N));
@@ -356,6 +377,9 @@ int main(int argc, char **argv) {
         a.tileN = 16;
         a.multiProcessors = prop.multiProcessorCount;
         a.maxSharedBytes = int64_t(prop.sharedMemPerBlockOptin);
+        a.dependence = !v.programmatic ? DecodeDependence::None
+                       : v.sharedBytes ? DecodeDependence::BulkForm
+                                       : DecodeDependence::AllForms;
         if (!v.fits(a, prop.sharedMemPerBlockOptin)) {
           std::printf("  %-32s (does not fit)\n", v.name.c_str());
           continue;
@@ -370,6 +394,15 @@ int main(int argc, char **argv) {
           a.y = dy32;
           a.w = dw8;
           CHECK_CUDA(cudaMemset(dy32, 0xff, sizeof(float) * 16 * N));
+          // x and W garbled, then rewritten by the kernel right before the
+          // GEMM: a programmatic launch must see its writes.
+          CHECK_CUDA(cudaMemsetAsync(dx8, 0x7e, hx.size(), stream));
+          CHECK_CUDA(cudaMemsetAsync(dw8, 0x7e, wBytes, stream));
+          copyBytes<<<264, 256, 0, stream>>>(
+              reinterpret_cast<uint4 *>(dw8),
+              reinterpret_cast<const uint4 *>(dw8 + wBytes), wBytes,
+              reinterpret_cast<uint4 *>(dx8),
+              reinterpret_cast<const uint4 *>(dx8 + hx.size()), hx.size());
           CHECK_CUDA(v.f32(a, stream));
           CHECK_CUDA(cudaStreamSynchronize(stream));
           std::vector<float> hy(size_t(M) * N);

@@ -114,7 +114,7 @@ def _kernel_profile(call: Callable[[], object]) -> dict[str, float]:
         if us <= 0:
             continue
         name = e.key.lower()
-        if "decodegemm" in name:
+        if "decodegemm" in name or "bulkdecode" in name:
             cat = "fp8 decode gemm"
         elif "quantiz" in name or "amax" in name or "cast" in name:
             cat = "fp8 quantize"

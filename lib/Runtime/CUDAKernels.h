@@ -117,6 +117,23 @@ constexpr int64_t kDecodeGemmMaxRows = 32;
 /// `outType` (f32, f16, bf16; ldy in elements), bias of `outType` or NULL;
 /// sx / sw: M / N floats (outerVector) or one each. fp32 accumulation,
 /// scales and bias applied in fp32, one rounding to `outType`.
+/// Which forms of the decode GEMM launch as programmatic dependents of the
+/// kernel before them: their CTAs may start while that kernel finishes,
+/// prefetch their first rows of w into L2 (a hint, which cannot read stale
+/// data: L2 is the point of coherence) and wait for it to complete
+/// (griddepcontrol.wait) before they read or write anything else. H200,
+/// chains of decode GEMMs (bench/decode_gemm_sweep.cu, run 4): the bulk
+/// form gained 3-16 %, the register form lost 6-33 %; in the 4-layer decode
+/// of bench/fp8_serving.py, after the row quantization that lets them start
+/// early, both forms took 0.606 ms, the bulk form alone 0.622, none 0.627.
+enum class DecodeDependence {
+  None,
+  /// The bulk-copy form only (the runtime's default on sm90).
+  BulkForm,
+  /// Both forms (SPLITLINEAR_FP8_DECODE_PDL=all).
+  AllForms,
+};
+
 struct DecodeGemmArgs {
   slinrt_dtype outType;
   int64_t M, N, K;
@@ -143,14 +160,18 @@ struct DecodeGemmArgs {
   /// The device ordinal (the bulk form opts in to its shared memory once
   /// per device).
   int device = 0;
+  /// Which forms launch as programmatic dependents of the previous kernel
+  /// in the stream (sm90+ only; the caller checks).
+  DecodeDependence dependence = DecodeDependence::None;
 };
 
 /// Whether the current device runs an sm89+ image of the decode GEMM (the
 /// image for an older arch is empty).
 bool decodeGemmAvailable();
 
-/// Whether the current device runs an sm90+ image of the decode GEMM's
-/// bulk-copy form (cp.async.bulk and mbarriers are sm90 PTX).
+/// Whether the current device runs an sm90+ image of the decode GEMM: its
+/// bulk-copy form (cp.async.bulk and mbarriers are sm90 PTX) and the
+/// griddepcontrol instructions that a programmatic launch needs.
 bool decodeGemmBulkAvailable();
 
 /// Opts the bulk form's kernels in to `maxSharedBytes` of dynamic shared
@@ -185,6 +206,60 @@ cudaError_t launchKernelShared(void (*kernel)(Params...), dim3 grid, dim3 block,
     return err;
   }(static_cast<Params>(args)...);
 }
+
+/// launchKernelShared, with the launch marked as a programmatic dependent
+/// of the previous kernel in the stream when `programmatic` (sm90+; the
+/// kernel must run griddepcontrol.wait before it touches that kernel's
+/// results). Stream capture records the mark as a programmatic graph edge.
+template <typename... Params, typename... Args>
+cudaError_t launchKernelDependent(void (*kernel)(Params...), dim3 grid,
+                                  dim3 block, size_t sharedBytes,
+                                  cudaStream_t stream, bool programmatic,
+                                  Args... args) {
+  static_assert(sizeof...(Params) == sizeof...(Args), "argument count");
+  if (!programmatic)
+    return launchKernelShared(kernel, grid, block, sharedBytes, stream,
+                              args...);
+  return [&](Params... params) {
+    void *argv[] = {static_cast<void *>(&params)...};
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = sharedBytes;
+    config.stream = stream;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    cudaError_t err = cudaLaunchKernelExC(
+        &config, reinterpret_cast<const void *>(kernel), argv);
+    if (err != cudaSuccess)
+      (void)cudaGetLastError();
+    return err;
+  }(static_cast<Params>(args)...);
+}
+
+#if defined(__CUDACC__)
+/// Lets the next grid in the stream, if it was launched as a programmatic
+/// dependent, start while this one runs (sm90; nothing on older archs). A
+/// grid whose CTAs are not all resident at once must not call it before its
+/// last wave: the dependent's waiting CTAs would take the SMs its later CTAs
+/// need.
+__device__ __forceinline__ void allowDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+/// Waits until the grid this one depends on (the previous kernel in the
+/// stream) has completed and its writes are visible; at once in a grid not
+/// launched as a programmatic dependent.
+__device__ __forceinline__ void waitPrerequisites() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+#endif
 
 /// launchKernelShared without dynamic shared memory.
 template <typename... Params, typename... Args>

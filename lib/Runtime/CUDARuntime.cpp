@@ -254,6 +254,9 @@ struct DeviceState {
   /// The opt-in shared memory per block where the device runs the decode
   /// GEMM's bulk-copy form, else 0; -1 not asked yet (decodeBulkShared).
   std::atomic<int64_t> decodeBulkShared{-1};
+  /// Whether the device can launch the decode GEMM as a programmatic
+  /// dependent: -1 not asked yet, then 0 or 1 (decodeDependence).
+  std::atomic<int> decodeProgrammatic{-1};
   size_t workspaceBytes = 0;
   HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
       kMaxAlgoEntriesPerDevice};
@@ -478,6 +481,31 @@ bool decodeGemmUsable(DeviceState &dev) {
     dev.decodeGemm.store(known, std::memory_order_release);
   }
   return known == 1;
+}
+
+/// Which forms of the decode GEMM on `dev` (the current device) launch as
+/// programmatic dependents of the kernel before them (DecodeDependence),
+/// asked once: the bulk form where the device runs the kernels' sm90 image,
+/// whose griddepcontrol instructions the launch needs (an older image would
+/// read x before its producer finished). SPLITLINEAR_FP8_DECODE_PDL (a
+/// measuring aid): 0 none, "all" both forms.
+cuda::DecodeDependence decodeDependence(DeviceState &dev) {
+  using cuda::DecodeDependence;
+  static const DecodeDependence wanted = [] {
+    const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_PDL");
+    std::string v = env ? env : "";
+    return v == "0"     ? DecodeDependence::None
+           : v == "all" ? DecodeDependence::AllForms
+                        : DecodeDependence::BulkForm;
+  }();
+  if (wanted == DecodeDependence::None)
+    return wanted;
+  int known = dev.decodeProgrammatic.load(std::memory_order_acquire);
+  if (known < 0) {
+    known = dev.computeMajor >= 9 && cuda::decodeGemmBulkAvailable() ? 1 : 0;
+    dev.decodeProgrammatic.store(known, std::memory_order_release);
+  }
+  return known == 1 ? wanted : DecodeDependence::None;
 }
 
 /// The device's opt-in shared memory per block if `dev` (the current
@@ -1201,6 +1229,7 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
     args.multiProcessors = dev.multiProcessors;
     args.maxSharedBytes = decodeBulkShared(dev, ctx.device);
     args.device = ctx.device;
+    args.dependence = decodeDependence(dev);
     checkCuda(cuda::launchDecodeGemm(args, stream), "decode GEMM launch");
     ctx.counters.decodeGemms.fetch_add(1, std::memory_order_relaxed);
     return;

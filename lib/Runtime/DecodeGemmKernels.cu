@@ -62,6 +62,15 @@ __device__ __forceinline__ uint4 loadShared(const uint8_t *p) {
   return __ldg(reinterpret_cast<const uint4 *>(p));
 }
 
+/// Prefetches `bytes` (a multiple of 16, 16-byte aligned) into L2: a hint
+/// that reads no data into this thread, so it may precede waitPrerequisites.
+__device__ __forceinline__ void prefetchL2(const void *p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes)
+               : "memory");
+#endif
+}
+
 /// d = A B for one m16n8k32 e4m3 MMA with a zero accumulator (a0..a3: rows
 /// g, g+8, g, g+8 of k quarters 0, 0, 1, 1 of this lane; b0, b1: quarters 0
 /// and 1 of column g).
@@ -98,7 +107,9 @@ struct DecodeConfig {
   static constexpr WLoad kLoad = L;
 };
 
-/// Launch: C::kThreads threads, ceil(N / (8 C::kNT)) CTAs.
+/// Launch: C::kThreads threads, ceil(N / (8 C::kNT)) CTAs. `dependent`:
+/// launched as a programmatic dependent (DecodeGemmArgs::programmatic);
+/// CTAs from `triggerFrom` on (the last wave) let the next grid start.
 template <typename C, typename T>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     decodeGemmKernel(const uint8_t *__restrict__ x, int64_t ldx,
@@ -106,7 +117,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
                      T *__restrict__ y, int64_t ldy,
                      const float *__restrict__ sx, const float *__restrict__ sw,
                      const T *__restrict__ bias, int M, int64_t N, int64_t K,
-                     int outerVector) {
+                     int outerVector, int dependent, int64_t triggerFrom) {
   constexpr int MT = C::kMT, NT = C::kNT, U = C::kU, kWarps = C::kWarps,
                 kThreads = C::kThreads;
   constexpr int kRows = 16 * MT, kTileN = 8 * NT;
@@ -115,6 +126,16 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const int64_t n0 = int64_t(blockIdx.x) * kTileN;
+
+  // Earlier waves must leave the SMs to this grid's later CTAs, so only
+  // the last wave lets the next grid start early.
+  if (blockIdx.x >= triggerFrom)
+    allowDependents();
+  if (dependent) {
+    if (threadIdx.x < kTileN && n0 + threadIdx.x < N)
+      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(K));
+    waitPrerequisites();
+  }
 
   // Row pointers at this lane's 16 bytes of step 0; rows past M or N are
   // never read.
@@ -242,20 +263,21 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 /// One instance of the bulk form: kRows (16 or 32) rows of W per tile,
 /// kChunk bytes of k per stage (a multiple of 64 kWarps), kStages stages,
 /// kWarps consumer warps (plus one producer warp), kCtasPerSM persistent CTAs
-/// per SM, whether the copies of W carry an L2 evict-first hint, and whether
-/// a tile whose rows are contiguous (ldw == K <= kChunk) lands in one copy
-/// (rows then at pitch K, which costs 2-way bank conflicts) instead of one
-/// copy per row.
+/// per SM, whether the copies of W carry an L2 evict-first hint, whether x
+/// is copied to shared memory once per CTA (else the consumers read it from
+/// global memory, through L1, so that no copy of x delays the first stage),
+/// and how many producer lanes issue the per-row copies of a stage.
 // The sm80 image, whose kernel is empty, references none of its members.
 #pragma nv_diag_suppress 177
 template <int Rows, int Chunk, int Stages, int Warps, int CtasPerSM,
-          bool EvictFirst, bool WholeTile = false>
+          bool EvictFirst, bool XShared = true, int IssueLanes = 1>
 struct BulkConfig {
   static constexpr int kRows = Rows, kChunk = Chunk, kStages = Stages,
                        kWarps = Warps, kCtasPerSM = CtasPerSM,
-                       kThreads = 32 * (Warps + 1);
-  static constexpr bool kEvictFirst = EvictFirst, kWholeTile = WholeTile;
+                       kThreads = 32 * (Warps + 1), kIssueLanes = IssueLanes;
+  static constexpr bool kEvictFirst = EvictFirst, kXShared = XShared;
   static_assert(Rows == 16 || Rows == 32, "tiles of 16 or 32 rows");
+  static_assert(IssueLanes >= 1 && IssueLanes <= 32, "lanes of one warp");
   static_assert(Chunk % (kStepK * Warps) == 0, "whole k-steps per warp");
   /// Shared-memory pitch of a W row in a stage: 64 bytes past a multiple of
   /// 128, so the two rows that one quarter-warp's 16-byte loads touch fall
@@ -269,10 +291,13 @@ struct BulkConfig {
   __host__ __device__ static int64_t xPitch(int64_t K) {
     return (K + 127) / 128 * 128 + 64;
   }
+  /// Bytes of shared memory that x takes: M rows of K bytes, or none.
+  __host__ __device__ static int64_t xBytes(int64_t M, int64_t K) {
+    return XShared ? (M * xPitch(K) + 127) / 128 * 128 : 0;
+  }
   /// Dynamic shared memory for M rows of x of K bytes.
   static int64_t sharedBytes(int64_t M, int64_t K) {
-    return kBarrierBytes + kPartialBytes + (M * xPitch(K) + 127) / 128 * 128 +
-           kRingBytes;
+    return kBarrierBytes + kPartialBytes + xBytes(M, K) + kRingBytes;
   }
 };
 #pragma nv_diag_default 177
@@ -331,6 +356,8 @@ __device__ __forceinline__ void bulkCopy(void *dst, const void *src,
 
 /// Launch: C::kThreads threads, min(tiles, C::kCtasPerSM * SMs) CTAs,
 /// C::sharedBytes(M, K) bytes of dynamic shared memory; M <= 16.
+/// `dependent` as for decodeGemmKernel; the grid is one wave, so every CTA
+/// lets the next grid start.
 template <typename C, typename T>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
     bulkDecodeKernel(const uint8_t *__restrict__ x, int64_t ldx,
@@ -338,7 +365,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
                      T *__restrict__ y, int64_t ldy,
                      const float *__restrict__ sx, const float *__restrict__ sw,
                      const T *__restrict__ bias, int M, int64_t N, int64_t K,
-                     int outerVector) {
+                     int outerVector, int dependent) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int R = C::kRows, NT = R / 8, CK = C::kChunk, S = C::kStages,
                 CW = C::kWarps, WP = C::kWPitch;
@@ -351,12 +378,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
       reinterpret_cast<float(*)[CW][16][R]>(smem + C::kBarrierBytes);
   const int64_t xPitch = C::xPitch(K);
   uint8_t *xs = smem + C::kBarrierBytes + C::kPartialBytes;
-  uint8_t *ring = xs + (M * xPitch + 127) / 128 * 128;
+  uint8_t *ring = xs + C::xBytes(M, K);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t tiles = (N + R - 1) / R, chunks = (K + CK - 1) / CK;
-  const bool wholeTile = C::kWholeTile && ldw == K && K <= CK;
-  const int64_t wp = wholeTile ? K : WP;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbarrierInit(&full[s], 1);
@@ -365,19 +390,34 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
     mbarrierInit(xReady, 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  allowDependents();
+  if (dependent) {
+    // The first stages' rows of this CTA's first tile.
+    const int64_t n0 = int64_t(blockIdx.x) * R;
+    const int64_t ahead = int64_t(S) * CK < K ? int64_t(S) * CK : K;
+    if (threadIdx.x < R && n0 + threadIdx.x < N)
+      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(ahead));
+    waitPrerequisites();
+  }
   __syncthreads();
 
   if (warp == CW) { // The producer.
-    if (lane != 0)
+    constexpr int L = C::kIssueLanes;
+    constexpr unsigned kLanes = L == 32 ? 0xffffffffu : (1u << L) - 1;
+    if (lane >= L)
       return;
     uint64_t policy = 0;
     if constexpr (C::kEvictFirst)
       asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;"
                    : "=l"(policy));
-    mbarrierExpect(xReady, static_cast<uint32_t>(M * K));
-    for (int m = 0; m < M; ++m)
-      bulkCopy<false>(xs + m * xPitch, x + m * ldx, static_cast<uint32_t>(K),
-                      xReady, 0);
+    if constexpr (C::kXShared) {
+      if (lane == 0)
+        mbarrierExpect(xReady, static_cast<uint32_t>(M * K));
+      __syncwarp(kLanes);
+      for (int m = lane; m < M; m += L)
+        bulkCopy<false>(xs + m * xPitch, x + m * ldx, static_cast<uint32_t>(K),
+                        xReady, 0);
+    }
     int stage = 0;
     uint32_t phase = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -389,15 +429,14 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
         // A fresh barrier counts as having completed the phase before its
         // first, so the first pass over the ring does not wait.
         mbarrierWait(&empty[stage], phase ^ 1);
-        mbarrierExpect(&full[stage], rows * bytes);
+        // The stage's bytes are expected before any of its copies is issued.
+        if (lane == 0)
+          mbarrierExpect(&full[stage], rows * bytes);
+        __syncwarp(kLanes);
         uint8_t *dst = ring + int64_t(stage) * R * WP;
-        if (wholeTile)
-          bulkCopy<C::kEvictFirst>(dst, w + n0 * ldw, rows * bytes,
+        for (int r = lane; r < rows; r += L)
+          bulkCopy<C::kEvictFirst>(dst + r * WP, w + (n0 + r) * ldw + k0, bytes,
                                    &full[stage], policy);
-        else
-          for (int r = 0; r < rows; ++r)
-            bulkCopy<C::kEvictFirst>(dst + r * WP, w + (n0 + r) * ldw + k0,
-                                     bytes, &full[stage], policy);
         if (++stage == S) {
           stage = 0;
           phase ^= 1;
@@ -412,7 +451,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
   const int g = lane / 4, t = lane % 4;
   const bool xLo = g < M, xHi = g + 8 < M;
   const uint4 zero = make_uint4(0, 0, 0, 0);
-  mbarrierWait(xReady, 0);
+  if constexpr (C::kXShared)
+    mbarrierWait(xReady, 0);
   int stage = 0, buf = 0;
   uint32_t phase = 0;
   for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -431,17 +471,24 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
       for (int u = 0; u < kStepsPerWarp; ++u) {
         const int off = (u * CW + warp) * kStepK + 16 * t;
         const bool kOk = off < bytes;
-        const uint8_t *xp = xs + k0 + off;
-        const uint4 lo = kOk && xLo
-                             ? *reinterpret_cast<const uint4 *>(xp + g * xPitch)
-                             : zero;
-        const uint4 hi =
-            kOk && xHi ? *reinterpret_cast<const uint4 *>(xp + (g + 8) * xPitch)
-                       : zero;
+        uint4 lo = zero, hi = zero;
+        if constexpr (C::kXShared) {
+          const uint8_t *xp = xs + k0 + off;
+          if (kOk && xLo)
+            lo = *reinterpret_cast<const uint4 *>(xp + g * xPitch);
+          if (kOk && xHi)
+            hi = *reinterpret_cast<const uint4 *>(xp + (g + 8) * xPitch);
+        } else {
+          const uint8_t *xp = x + k0 + off;
+          if (kOk && xLo)
+            lo = loadShared(xp + g * ldx);
+          if (kOk && xHi)
+            hi = loadShared(xp + (g + 8) * ldx);
+        }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
           const uint4 b = kOk ? *reinterpret_cast<const uint4 *>(
-                                    ws + (8 * j + g) * wp + off)
+                                    ws + (8 * j + g) * WP + off)
                               : zero;
           float d0[4], d1[4];
           mmaE4M3(d0, lo.x, hi.x, lo.y, hi.y, b.x, b.y);
@@ -529,25 +576,34 @@ cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
   const int64_t slots =
       int64_t(a.multiProcessors > 0 ? a.multiProcessors : 1) * C::kCtasPerSM;
   dim3 grid(static_cast<unsigned>(tiles < slots ? tiles : slots));
-  return launchKernelShared(
+  const bool programmatic = a.dependence != DecodeDependence::None;
+  return launchKernelDependent(
       bulkDecodeKernel<C, T>, grid, dim3(C::kThreads),
-      static_cast<size_t>(smemBytes), stream, static_cast<const uint8_t *>(a.x),
-      a.ldx, static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y),
-      a.ldy, a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M),
-      a.N, a.K, a.outerVector ? 1 : 0);
+      static_cast<size_t>(smemBytes), stream, programmatic,
+      static_cast<const uint8_t *>(a.x), a.ldx,
+      static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
+      a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
+      a.K, a.outerVector ? 1 : 0, programmatic ? 1 : 0);
 }
 
 /// Launches configuration C for the arguments a (checked by the caller).
 template <typename C, typename T>
 cudaError_t launchConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
   constexpr int kTileN = 8 * C::kNT;
-  dim3 grid(static_cast<unsigned>((a.N + kTileN - 1) / kTileN));
-  return launchKernel(decodeGemmKernel<C, T>, grid, dim3(C::kThreads),
-                      stream, static_cast<const uint8_t *>(a.x), a.ldx,
-                      static_cast<const uint8_t *>(a.w), a.ldw,
-                      static_cast<T *>(a.y), a.ldy, a.sx, a.sw,
-                      static_cast<const T *>(a.bias), static_cast<int>(a.M),
-                      a.N, a.K, a.outerVector ? 1 : 0);
+  const int64_t ctas = (a.N + kTileN - 1) / kTileN;
+  // The first CTA of the last wave (none where the SMs are unknown).
+  const int64_t slots = int64_t(a.multiProcessors) * C::kMinBlocks;
+  const int64_t triggerFrom = slots <= 0     ? ctas
+                              : ctas > slots ? ctas - slots
+                                             : 0;
+  dim3 grid(static_cast<unsigned>(ctas));
+  const bool programmatic = a.dependence == DecodeDependence::AllForms;
+  return launchKernelDependent(
+      decodeGemmKernel<C, T>, grid, dim3(C::kThreads), 0, stream, programmatic,
+      static_cast<const uint8_t *>(a.x), a.ldx,
+      static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
+      a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
+      a.K, a.outerVector ? 1 : 0, programmatic ? 1 : 0, triggerFrom);
 }
 
 /// The earlier configurations: 8 warps, each with 4 KiB of W in flight

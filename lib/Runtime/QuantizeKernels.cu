@@ -561,12 +561,14 @@ __global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
 /// Quantizes each row of x with its own amax, a block per row with the row
 /// in registers (kVec·V elements a thread, read 16 bytes at a time; rows
 /// with vectorOk and cols <= kThreads·kVec·V). The next row's loads are in
-/// flight while a row is reduced and written.
+/// flight while a row is reduced and written. Its grid is resident at once,
+/// so it lets a dependent decode GEMM start on the idle SMs right away.
 template <typename S, typename F8, int V>
 __global__ void __launch_bounds__(kThreads)
     quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale, float *amax,
                                   float *scaleInv, uint8_t *out,
                                   bool outVectorOk, uint8_t *outT) {
+  allowDependents();
   constexpr int kLoads = kVec * sizeof(S) / 16;
   int64_t K = x.cols, M = x.rows;
   const S *data = static_cast<const S *>(x.data);

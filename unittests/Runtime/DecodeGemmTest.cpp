@@ -27,13 +27,14 @@ using namespace slinrt_test;
 
 namespace {
 
-/// A device copy of `bytes` bytes at `host` (freed on destruction).
+/// A device copy of `bytes` bytes at `host`, or `bytes` uninitialized ones
+/// where `host` is null (freed on destruction).
 class DeviceCopy {
 public:
   DeviceCopy(const void *host, size_t bytes) : bytes(bytes) {
     if (cudaMalloc(&ptr, std::max<size_t>(bytes, 1)) != cudaSuccess)
       ptr = nullptr;
-    else if (bytes)
+    else if (bytes && host)
       cudaMemcpy(ptr, host, bytes, cudaMemcpyHostToDevice);
   }
   ~DeviceCopy() { cudaFree(ptr); }
@@ -293,6 +294,121 @@ TEST_F(DecodeGemmTest, OtherTypesAndZeroKTakeOtherPaths) {
   for (int64_t n = 0; n < z.N; ++n)
     EXPECT_EQ(z.d.get(3, n), z.bias.get(n)) << n;
   EXPECT_EQ(slinrt_context_counters(gpu).decode_gemms, 0);
+}
+
+/// Copies the `bytes` bytes at `src` to `dst` (device) with the runtime's
+/// copy kernel: the views are [bytes / 16, 16] column-major, which
+/// cudaMemcpy2DAsync does not take.
+void kernelCopy(slinrt_context *gpu, void *dst, void *src, int64_t bytes) {
+  slinrt_memref2d s{src, src, 0, {bytes / 16, 16}, {1, bytes / 16}};
+  slinrt_memref2d d{dst, dst, 0, {bytes / 16, 16}, {1, bytes / 16}};
+  _mlir_ciface_slinrt_cuda_copy2d_f8e4m3fn_f8e4m3fn(gpu, &s, &d);
+}
+
+TEST_F(DecodeGemmTest, SeesTheWritesOfTheKernelBeforeIt) {
+  // On sm90 the decode GEMM is launched as a programmatic dependent of the
+  // kernel before it: it may start while that kernel runs, prefetches W
+  // into L2 and waits (griddepcontrol.wait) before it reads x or W. Here a
+  // copy kernel rewrites x, then W (or W, then x), right before each GEMM,
+  // after both were garbled; each result must equal, bit for bit, that of
+  // a GEMM that ran after a host synchronization. Shapes: the deep and the
+  // one-wave register configurations, and the bulk form.
+  if (decodeMaxM() < 16)
+    GTEST_SKIP() << "decode GEMM disabled by SPLITLINEAR_FP8_DECODE_MAX_M";
+  std::mt19937_64 rng(2029);
+  for (int64_t N :
+       {int64_t(96), 48 * int64_t(sms) - 16, 48 * int64_t(sms) + 16})
+    for (int64_t M : {1, 16}) {
+      SCOPED_TRACE(testing::Message() << "M " << M << " N " << N);
+      ScaledGemmCase c(rng, M, N, 4096, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
+                       SLINRT_BF16, SLINRT_SCALING_OUTER_VECTOR, true);
+      DeviceCase dev(c);
+      DeviceCopy aSource(c.a.data(), c.a.size()),
+          bSource(c.b.data(), c.b.size()), dFill(c.d.base(), dev.d.bytes);
+      dev.run(gpu, c, 0);
+      ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+      ASSERT_CUDA(cudaStreamSynchronize(stream));
+      dev.d.download(c.d.base());
+      ASSERT_LE(errorRatio(c).first, 1.0);
+      std::vector<uint8_t> want(dev.d.bytes), got(dev.d.bytes);
+      dev.d.download(want.data());
+      for (int rep = 0; rep < 8; ++rep) {
+        SCOPED_TRACE(testing::Message() << "rep " << rep);
+        ASSERT_CUDA(cudaMemsetAsync(dev.a.ptr, 0x7e, dev.a.bytes, stream));
+        ASSERT_CUDA(cudaMemsetAsync(dev.b.ptr, 0x7e, dev.b.bytes, stream));
+        ASSERT_CUDA(cudaMemcpyAsync(dev.d.ptr, dFill.ptr, dev.d.bytes,
+                                    cudaMemcpyDeviceToDevice, stream));
+        // Odd reps: W last, so the GEMM's L2 prefetch of W races its write.
+        if (rep % 2)
+          kernelCopy(gpu, dev.a.ptr, aSource.ptr, int64_t(dev.a.bytes));
+        kernelCopy(gpu, dev.b.ptr, bSource.ptr, int64_t(dev.b.bytes));
+        if (rep % 2 == 0)
+          kernelCopy(gpu, dev.a.ptr, aSource.ptr, int64_t(dev.a.bytes));
+        dev.run(gpu, c, 0);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+        ASSERT_CUDA(cudaStreamSynchronize(stream));
+        dev.d.download(got.data());
+        ASSERT_EQ(got, want);
+      }
+    }
+}
+
+TEST_F(DecodeGemmTest, WaitsForTheActivationQuantizationThatLetsItStart) {
+  // The row quantization of x lets a dependent decode GEMM start at once
+  // (its grid is resident): the GEMM's CTAs then run beside it and must
+  // wait for its x and scale_inv. Each result must equal, bit for bit, that
+  // of a GEMM that ran after a host synchronization.
+  if (decodeMaxM() < 16)
+    GTEST_SKIP() << "decode GEMM disabled by SPLITLINEAR_FP8_DECODE_MAX_M";
+  std::mt19937_64 rng(2030);
+  const int64_t K = 4096;
+  for (int64_t N : {int64_t(96), 48 * int64_t(sms) + 16})
+    for (int64_t M : {1, 16}) {
+      SCOPED_TRACE(testing::Message() << "M " << M << " N " << N);
+      ScaledGemmCase c(rng, M, N, K, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
+                       SLINRT_BF16, SLINRT_SCALING_OUTER_VECTOR, false);
+      DeviceCase dev(c);
+      std::vector<float> hx(size_t(M * K));
+      std::normal_distribution<float> nd(0.0f, 1.0f);
+      for (float &v : hx)
+        v = nd(rng) * (1.0f + float(&v - hx.data()) / float(K));
+      DeviceCopy x(hx.data(), 4 * hx.size()), x8(nullptr, size_t(M * K)),
+          scaleInv(nullptr, 4 * size_t(M)), amax(nullptr, 4 * size_t(M)),
+          dFill(c.d.base(), dev.d.bytes);
+      slinrt_memref2d xRef = matrixRef(x.ptr, M, K, K);
+      slinrt_memref2d aRef = matrixRef(x8.ptr, M, K, K);
+      slinrt_memref1d sRef{scaleInv.ptr, scaleInv.ptr, 0, {M}, {1}};
+      auto quantizeThenGemm = [&](bool sync) {
+        slinrt_quantize_fp8(gpu, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
+                            &xRef, nullptr, static_cast<float *>(amax.ptr),
+                            static_cast<float *>(scaleInv.ptr), x8.ptr,
+                            nullptr);
+        if (sync)
+          ASSERT_CUDA(cudaStreamSynchronize(stream));
+        scaledGemmFn(true, c.outType)(gpu, &aRef, &dev.bRef, &dev.dRef, &sRef,
+                                      &dev.sBRef, nullptr, c.aType, c.bType,
+                                      c.scaling, 0);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+        ASSERT_CUDA(cudaStreamSynchronize(stream));
+      };
+      quantizeThenGemm(true);
+      std::vector<uint8_t> want(dev.d.bytes), got(dev.d.bytes);
+      dev.d.download(want.data());
+      // The synchronized result is a real one: not the fill.
+      dev.d.download(c.d.base());
+      EXPECT_NE(c.d.get(0, 0), 3.0);
+      for (int rep = 0; rep < 8; ++rep) {
+        SCOPED_TRACE(testing::Message() << "rep " << rep);
+        ASSERT_CUDA(cudaMemsetAsync(x8.ptr, 0x7e, x8.bytes, stream));
+        ASSERT_CUDA(
+            cudaMemsetAsync(scaleInv.ptr, 0x7e, scaleInv.bytes, stream));
+        ASSERT_CUDA(cudaMemcpyAsync(dev.d.ptr, dFill.ptr, dev.d.bytes,
+                                    cudaMemcpyDeviceToDevice, stream));
+        quantizeThenGemm(false);
+        dev.d.download(got.data());
+        ASSERT_EQ(got, want);
+      }
+    }
 }
 
 TEST_F(DecodeGemmTest, CapturedInCudaGraph) {
