@@ -487,8 +487,8 @@ bool decodeGemmUsable(DeviceState &dev) {
 /// programmatic dependents of the kernel before them (DecodeDependence),
 /// asked once: the bulk form where the device runs the kernels' sm90 image,
 /// whose griddepcontrol instructions the launch needs (an older image would
-/// read x before its producer finished). SPLITLINEAR_FP8_DECODE_PDL (a
-/// measuring aid): 0 none, "all" both forms.
+/// read x before its producer finished). SPLITLINEAR_FP8_DECODE_PDL: 0
+/// none, "all" both forms (docs/UserGuide.md gives the trade-off measured).
 cuda::DecodeDependence decodeDependence(DeviceState &dev) {
   using cuda::DecodeDependence;
   static const DecodeDependence wanted = [] {

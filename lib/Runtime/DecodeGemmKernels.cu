@@ -108,7 +108,7 @@ struct DecodeConfig {
 };
 
 /// Launch: C::kThreads threads, ceil(N / (8 C::kNT)) CTAs. `dependent`:
-/// launched as a programmatic dependent (DecodeGemmArgs::programmatic);
+/// launched as a programmatic dependent (DecodeGemmArgs::dependence);
 /// CTAs from `triggerFrom` on (the last wave) let the next grid start.
 template <typename C, typename T>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
