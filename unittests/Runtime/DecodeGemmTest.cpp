@@ -356,8 +356,10 @@ TEST_F(DecodeGemmTest, SeesTheWritesOfTheKernelBeforeIt) {
 TEST_F(DecodeGemmTest, WaitsForTheActivationQuantizationThatLetsItStart) {
   // The row quantization of x lets a dependent decode GEMM start at once
   // (its grid is resident): the GEMM's CTAs then run beside it and must
-  // wait for its x and scale_inv. Each result must equal, bit for bit, that
-  // of a GEMM that ran after a host synchronization.
+  // wait for its x and scale_inv. Each result, in a stream and replayed
+  // from a CUDA graph, must equal bit for bit that of a GEMM that ran after
+  // a host synchronization. N: the register form, and the bulk form (3 SMs
+  // + 1 tiles of 16 rows).
   if (decodeMaxM() < 16)
     GTEST_SKIP() << "decode GEMM disabled by SPLITLINEAR_FP8_DECODE_MAX_M";
   std::mt19937_64 rng(2030);
@@ -397,17 +399,45 @@ TEST_F(DecodeGemmTest, WaitsForTheActivationQuantizationThatLetsItStart) {
       // The synchronized result is a real one: not the fill.
       dev.d.download(c.d.base());
       EXPECT_NE(c.d.get(0, 0), 3.0);
-      for (int rep = 0; rep < 8; ++rep) {
-        SCOPED_TRACE(testing::Message() << "rep " << rep);
+      auto garble = [&] {
         ASSERT_CUDA(cudaMemsetAsync(x8.ptr, 0x7e, x8.bytes, stream));
         ASSERT_CUDA(
             cudaMemsetAsync(scaleInv.ptr, 0x7e, scaleInv.bytes, stream));
         ASSERT_CUDA(cudaMemcpyAsync(dev.d.ptr, dFill.ptr, dev.d.bytes,
                                     cudaMemcpyDeviceToDevice, stream));
+      };
+      for (int rep = 0; rep < 8; ++rep) {
+        SCOPED_TRACE(testing::Message() << "rep " << rep);
+        garble();
         quantizeThenGemm(false);
         dev.d.download(got.data());
         ASSERT_EQ(got, want);
       }
+      // The same two kernels captured in a CUDA graph: stream capture turns
+      // the dependent launch into a programmatic edge.
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_CUDA(
+          cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+      slinrt_quantize_fp8(gpu, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
+                          &xRef, nullptr, static_cast<float *>(amax.ptr),
+                          static_cast<float *>(scaleInv.ptr), x8.ptr, nullptr);
+      scaledGemmFn(true, c.outType)(gpu, &aRef, &dev.bRef, &dev.dRef, &sRef,
+                                    &dev.sBRef, nullptr, c.aType, c.bType,
+                                    c.scaling, 0);
+      ASSERT_CUDA(cudaStreamEndCapture(stream, &graph));
+      ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+      ASSERT_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      for (int rep = 0; rep < 4; ++rep) {
+        SCOPED_TRACE(testing::Message() << "graph replay " << rep);
+        garble();
+        ASSERT_CUDA(cudaGraphLaunch(exec, stream));
+        ASSERT_CUDA(cudaStreamSynchronize(stream));
+        dev.d.download(got.data());
+        ASSERT_EQ(got, want);
+      }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
     }
 }
 
