@@ -81,8 +81,8 @@ struct Variant {
   FitsFn fits;
   /// Its dynamic shared memory at M = 16, K = 4096 (for the occupancy line).
   int64_t sharedBytes;
-  /// Launched as a programmatic dependent (DecodeGemmArgs::programmatic).
-  bool programmatic = false;
+  /// How it launches as a programmatic dependent (DecodeGemmArgs).
+  DecodeDependence dependence = DecodeDependence::None;
 };
 
 bool alwaysFits(const DecodeGemmArgs &, int64_t) { return true; }
@@ -101,7 +101,7 @@ template <typename C> Variant makeVariant(bool programmatic = false) {
           C::kThreads,
           alwaysFits,
           0,
-          programmatic};
+          programmatic ? DecodeDependence::AllForms : DecodeDependence::None};
 }
 
 template <typename C> Variant makeBulkVariant(bool programmatic = false) {
@@ -117,7 +117,7 @@ template <typename C> Variant makeBulkVariant(bool programmatic = false) {
           C::kThreads,
           bulkFits<C>,
           C::sharedBytes(16, 4096),
-          programmatic};
+          programmatic ? DecodeDependence::BulkForm : DecodeDependence::None};
 }
 
 template <int R, int CK, int S, int W, int B, bool EF = false, bool XS = true,
@@ -377,9 +377,7 @@ int main(int argc, char **argv) {
         a.tileN = 16;
         a.multiProcessors = prop.multiProcessorCount;
         a.maxSharedBytes = int64_t(prop.sharedMemPerBlockOptin);
-        a.dependence = !v.programmatic ? DecodeDependence::None
-                       : v.sharedBytes ? DecodeDependence::BulkForm
-                                       : DecodeDependence::AllForms;
+        a.dependence = v.dependence;
         if (!v.fits(a, prop.sharedMemPerBlockOptin)) {
           std::printf("  %-32s (does not fit)\n", v.name.c_str());
           continue;
