@@ -26,8 +26,33 @@ using namespace splitlinear;
 
 namespace {
 
+/// A watched alias (watchFp8WeightCacheAlias): its memory and a handle on
+/// its version counter, which keeps the counter (not the memory) alive.
+struct Watched {
+  uint64_t serial;
+  at::Device device;
+  uintptr_t begin, end;
+  c10::VariableVersion version;
+};
+
+/// The bytes [begin, end) that `t`'s elements span.
+std::pair<uintptr_t, uintptr_t> spanOf(const at::Tensor &t) {
+  auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) == 0)
+      return {begin, begin};
+    last += (t.size(d) - 1) * t.stride(d);
+  }
+  return {begin, begin + uintptr_t((last + 1) * t.element_size())};
+}
+
+/// (serial, version) of each watched alias overlapping `t`'s memory.
+using AliasVersions = std::vector<std::pair<uint64_t, uint32_t>>;
+
 /// What identifies one part's value: the storage (weakly), where the part
-/// lies in it, and its version counter value.
+/// lies in it, its version counter value, and those of the watched aliases
+/// overlapping it.
 struct PartKey {
   c10::weak_intrusive_ptr<c10::StorageImpl> storage;
   const void *dataPtr = nullptr;
@@ -37,6 +62,7 @@ struct PartKey {
   at::ScalarType dtype = at::kFloat;
   at::Device device = at::kCPU;
   uint32_t version = 0;
+  AliasVersions aliases;
 
   PartKey(c10::weak_intrusive_ptr<c10::StorageImpl> s)
       : storage(std::move(s)) {}
@@ -80,12 +106,15 @@ struct Entry {
   Fp8PartsResult result;
   bool transposed;
 
-  bool matches(at::TensorList ts, at::ScalarType d, bool needTransposed) const {
+  /// Whether this entry holds `ts` (whose keys, with their aliases'
+  /// versions now, are `keys`).
+  bool matches(at::TensorList ts, const std::vector<PartKey> &keys,
+               at::ScalarType d, bool needTransposed) const {
     if (d != dtype || ts.size() != parts.size() ||
         (needTransposed && !transposed))
       return false;
     for (size_t i = 0; i < ts.size(); ++i)
-      if (!parts[i].matches(ts[i]))
+      if (!parts[i].matches(ts[i]) || parts[i].aliases != keys[i].aliases)
         return false;
     return true;
   }
@@ -94,8 +123,32 @@ struct Entry {
 struct Cache {
   std::mutex mutex;
   std::vector<Entry> entries;
+  std::vector<Watched> watched;
+  uint64_t nextSerial = 0;
   int64_t hits = 0, misses = 0, bypasses = 0;
 };
+
+/// Drops the watched aliases whose counter no tensor shares any more (no
+/// write can bump it); the caller holds the mutex.
+void pruneWatched(Cache &c) {
+  c.watched.erase(std::remove_if(c.watched.begin(), c.watched.end(),
+                                 [](const Watched &w) {
+                                   return w.version.unique();
+                                 }),
+                  c.watched.end());
+}
+
+/// The watched aliases overlapping `t`; the caller holds the mutex.
+AliasVersions aliasVersionsOf(const Cache &c, const at::Tensor &t) {
+  AliasVersions out;
+  if (c.watched.empty())
+    return out;
+  auto [begin, end] = spanOf(t);
+  for (const Watched &w : c.watched)
+    if (w.device == t.device() && w.begin < end && begin < w.end)
+      out.emplace_back(w.serial, w.version.current_version());
+  return out;
+}
 
 Cache &cache() {
   static Cache *c = new Cache(); // never destroyed: no teardown-order issues
@@ -153,8 +206,11 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
   }
   {
     std::lock_guard<std::mutex> lock(c.mutex);
+    pruneWatched(c);
+    for (size_t i = 0; i < keys.size(); ++i)
+      keys[i].aliases = aliasVersionsOf(c, parts[i]);
     for (const Entry &e : c.entries)
-      if (e.matches(parts, dtype, writeTransposed)) {
+      if (e.matches(parts, keys, dtype, writeTransposed)) {
         ++c.hits;
         return freshScales(e.result);
       }
@@ -181,6 +237,18 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
                   c.entries.end());
   c.entries.push_back(Entry{std::move(keys), dtype, result, writeTransposed});
   return freshScales(result);
+}
+
+void splitlinear::watchFp8WeightCacheAlias(const at::Tensor &alias) {
+  if (!alias.defined() || !alias.has_storage() || alias.is_meta() ||
+      alias.is_inference())
+    return;
+  auto [begin, end] = spanOf(alias);
+  Cache &c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  pruneWatched(c);
+  c.watched.push_back(Watched{c.nextSerial++, alias.device(), begin, end,
+                              alias.unsafeGetTensorImpl()->version_counter()});
 }
 
 void splitlinear::clearFp8WeightCache(bool resetCounts) {

@@ -7,10 +7,14 @@
 // address cannot be reused while the entry lives), data pointer, offset,
 // sizes, strides, dtype and version counter value. In-place updates
 // (optimizer steps, copy_, load_state_dict) bump the version; `p.data = t`
-// and set_ change the storage. A write that bumps neither (through `.data`,
-// straight into the untyped storage, or PyTorch's fused optimizers, whose
-// `_fused_adamw_` leaves versions alone) is not seen: the Python package
-// clears the cache after every torch.optim step for that reason.
+// and set_ change the storage. Aliases with a version counter of their own
+// (the whole-storage state_dict() entries of packed parameters, made by
+// DLPack) are watched: a write through one invalidates every entry whose
+// parts overlap its memory (watchFp8WeightCacheAlias). A write that bumps
+// no counter the cache knows (through `.data`, straight into the untyped
+// storage, or PyTorch's fused optimizers, whose `_fused_adamw_` leaves
+// versions alone) is not seen: the Python package clears the cache after
+// every torch.optim step for that reason.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +42,14 @@ using Fp8PartsResult =
 Fp8PartsResult cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
                                   bool writeTransposed,
                                   const std::function<Fp8PartsResult()> &cast);
+
+/// Watches `alias`, a tensor over the same memory as some parameter but
+/// with a version counter of its own: while any tensor shares that counter,
+/// an entry is reused only if the counter's value is what it was when the
+/// entry was stored, for every watched alias overlapping its parts' memory
+/// (a new overlapping alias invalidates the entry too). Undefined tensors
+/// and tensors without storage are ignored.
+void watchFp8WeightCacheAlias(const at::Tensor &alias);
 
 /// Drops every entry (the FP8 copies are freed once no caller holds them),
 /// and with `resetCounts` zeroes the counts of fp8WeightCacheInfo.

@@ -49,6 +49,8 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("fp8_weight_cache_clear(bool reset_counts=True) -> ()",
         &clearFp8WeightCache);
   m.def("fp8_weight_cache_info() -> Dict(str, int)", &fp8WeightCacheInfo);
+  m.def("fp8_weight_cache_watch(Tensor alias) -> ()",
+        &watchFp8WeightCacheAlias);
 }
 
 namespace {

@@ -146,8 +146,10 @@ def _whole(t: torch.Tensor) -> torch.Tensor:
     / ``load_model``) refuse such views, and ``torch.save`` would write the whole
     buffer under every name. A DLPack round trip gives an alias with a storage
     object of its own over the same memory (it keeps ``t`` alive): values and
-    writes are shared with the Parameter, as for any state-dict entry. A DTensor
-    becomes a DTensor of the same placements over such an alias of its shard."""
+    writes are shared with the Parameter, as for any state-dict entry. The alias
+    has a version counter of its own, so the FP8 weight cache is told to watch it
+    (:func:`_watch_alias`). A DTensor becomes a DTensor of the same placements
+    over such an alias of its shard."""
     if _is_dtensor(t):
         local = _whole(t._local_tensor)
         if local is t._local_tensor:
@@ -160,9 +162,25 @@ def _whole(t: torch.Tensor) -> torch.Tensor:
     if t.data_ptr() == storage.data_ptr() and t.nbytes == storage.nbytes():
         return t
     try:
-        return torch.from_dlpack(t)
+        alias = torch.from_dlpack(t)
     except (RuntimeError, TypeError, BufferError):  # a dtype DLPack cannot carry
         return t
+    _watch_alias(alias)
+    return alias
+
+
+def _watch_alias(alias: torch.Tensor) -> None:
+    """Lets the FP8 weight cache see writes through ``alias`` (``fp8_weight_cache_watch``).
+
+    Writes through it bump its own version counter, not the Parameter's, so without
+    this a cached FP8 copy of the Parameter would go stale. Without the op library
+    there is no cache, and nothing to tell."""
+    from . import _library
+
+    if not _library.is_available():
+        return
+    _library.load_library()
+    torch.ops.splitlinear.fp8_weight_cache_watch(alias)
 
 
 def _present_parts_whole(module: nn.Module, state_dict: dict[str, Any], prefix: str,

@@ -252,3 +252,102 @@ def test_option_off_does_not_cache(op) -> None:
     compile_sl(model, fp8="tensorwise", fp8_weight_cache=False)(torch.randn(2, 64))
     info = op.fp8_weight_cache_info()
     assert info["misses"] == 0 and info["entries"] == 0, info
+
+
+class _Siblings(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = torch.nn.Linear(K, 32, bias=False)
+        self.k = torch.nn.Linear(K, 16, bias=False)
+
+
+def _packed_siblings(seed: int) -> _Siblings:
+    import splitlinear
+
+    torch.manual_seed(seed)
+    m = _Siblings()
+    report = splitlinear.pack_parameters(m, groups=[["q", "k"]])
+    assert report.packed, report
+    return m
+
+
+# Writes through the state_dict() entries of packed parameters: whole-storage aliases with a
+# version counter of their own (packing._whole), which the cache watches.
+ALIAS_WRITES: dict[str, Callable[[dict[str, torch.Tensor]], None]] = {
+    "mul_": lambda sd: sd["q.weight"].mul_(-3.0),
+    "copy_": lambda sd: sd["k.weight"].copy_(torch.randn(16, K)),
+    "view": lambda sd: sd["q.weight"][3:5].fill_(0.25),
+    "foreach": lambda sd: torch._foreach_mul_(list(sd.values()), 0.5),
+}
+
+
+@pytest.mark.parametrize("write", list(ALIAS_WRITES))
+def test_write_through_packed_state_dict_entry_invalidates(op, write: str) -> None:
+    m = _packed_siblings(11)
+    ws = [m.q.weight, m.k.weight]
+    x = torch.randn(8, K)
+    with torch.no_grad():
+        sd = m.state_dict()
+        versions = [w._version for w in ws]
+        _check_fresh(op, ws, x)
+        _check_fresh(op, ws, x)  # a hit while the aliases live
+        ALIAS_WRITES[write](sd)
+        # The aliases have counters of their own: the parameters' did not move.
+        assert [w._version for w in ws] == versions
+        _check_fresh(op, ws, x)
+    info = op.fp8_weight_cache_info()
+    assert info["hits"] == 1 and info["misses"] == 2, info
+
+
+def test_alias_made_after_the_entry_invalidates_it(op) -> None:
+    """An entry stored before an alias existed is not trusted once one overlaps its parts."""
+    m = _packed_siblings(12)
+    ws = [m.q.weight, m.k.weight]
+    x = torch.randn(8, K)
+    with torch.no_grad():
+        _check_fresh(op, ws, x)
+        sd = m.state_dict()
+        sd["q.weight"].add_(1.0)
+        _check_fresh(op, ws, x)
+
+
+def test_dead_aliases_stop_costing_misses(op) -> None:
+    """Once no tensor shares a watched alias' counter, entries hit again."""
+    import gc
+
+    m = _packed_siblings(13)
+    ws = [m.q.weight, m.k.weight]
+    x = torch.randn(8, K)
+    with torch.no_grad():
+        sd = m.state_dict()
+        _check_fresh(op, ws, x)
+        del sd
+        gc.collect()
+        _check_fresh(op, ws, x)  # the alias set changed: one miss
+        _check_fresh(op, ws, x)
+    info = op.fp8_weight_cache_info()
+    assert info["misses"] == 2 and info["hits"] == 1, info
+
+
+def test_compiled_forward_sees_a_write_through_a_packed_state_dict_entry(op) -> None:
+    """The reported case: an EMA-style helper scaling state_dict() values between compiled forwards."""
+
+    class Cat(torch.nn.Module):
+        def __init__(self, inner: _Siblings) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cat([self.inner.q(x), self.inner.k(x)], -1)
+
+    m = Cat(_packed_siblings(14))
+    cm = compile_sl(m, fp8="tensorwise")
+    x = torch.randn(8, K)
+    with torch.no_grad():
+        old = cm(x).clone()
+        for v in m.state_dict().values():
+            v.mul_(-3.0)
+        new = cm(x)
+        want = op.fp8_linear(x, [m.inner.q.weight.detach().clone(), m.inner.k.weight.detach().clone()])
+    assert torch.equal(new, want)
+    assert not torch.equal(new, old)
