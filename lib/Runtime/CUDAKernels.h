@@ -244,7 +244,7 @@ cudaError_t launchKernelDependent(void (*kernel)(Params...), dim3 grid,
 /// Lets the next grid in the stream, if it was launched as a programmatic
 /// dependent, start while this one runs (sm90; nothing on older archs). A
 /// grid whose CTAs are not all resident at once must not call it before its
-/// last wave: the dependent's waiting CTAs would take the SMs its later CTAs
+/// last wave: the dependent's waiting CTAs could take the SMs its later CTAs
 /// need.
 __device__ __forceinline__ void allowDependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
