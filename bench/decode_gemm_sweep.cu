@@ -14,7 +14,10 @@
 // median replay over 20. Every configuration's fp32 output on q/k/v and on
 // an odd shape (partial tile, K no multiple of 64) at M = 1 and 16 is checked
 // against a float64 host reference of the same FP8 values (error <= 1e-5 of sum
-// |terms|).
+// |terms|). Each configuration is timed twice: chained after itself, and
+// after a 16-CTA kernel that writes x and lets the next grid start at once,
+// as the runtime's row quantization does before a decode GEMM (the bf16
+// GEMM after the same kernel writing bf16 x is its reference there).
 //
 // Build (no GPU needed):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 \
@@ -23,7 +26,7 @@
 // Run (H200; libcublas.so.13 from torch's nvidia wheels):
 //   NV=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])')
 //   LD_LIBRARY_PATH=$NV/cu13/lib:$LD_LIBRARY_PATH \
-//     .carry/decode_gemm_sweep --json $OUT/decode-sweep.json
+//     .carry/decode_gemm_sweep --json $OUT/decode-sweep.json [--only qkv]
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,11 +92,14 @@ bool alwaysFits(const DecodeGemmArgs &, int64_t) { return true; }
 
 template <typename C> Variant makeVariant(bool programmatic = false) {
   char name[128];
-  std::snprintf(name, sizeof(name), "tile%d_u%d_w%d_b%d_%s_%s%s", 8 * C::kNT,
+  char ahead[32] = "";
+  if (C::kAhead != kDependentAhead)
+    std::snprintf(ahead, sizeof(ahead), "_a%d", C::kAhead);
+  std::snprintf(name, sizeof(name), "tile%d_u%d_w%d_b%d_%s_%s%s%s", 8 * C::kNT,
                 C::kU, C::kWarps, C::kMinBlocks,
                 C::kContig ? "contig" : "inter",
                 C::kLoad == WLoad::Prefetch256 ? "pf256" : "cs",
-                programmatic ? "_pdl" : "");
+                programmatic ? "_pdl" : "", ahead);
   return {name,
           launchConfig<C, BFloat16>,
           launchConfig<C, float>,
@@ -125,26 +131,43 @@ template <int R, int CK, int S, int W, int B, bool EF = false, bool XS = true,
 using Bulk = BulkConfig<R, CK, S, W, B, EF, XS, L>;
 
 template <int NT, int U, int W, int B, bool Ct = false,
-          WLoad L = WLoad::Streaming>
-using Cfg = DecodeConfig<1, NT, U, W, B, Ct, L>;
+          WLoad L = WLoad::Streaming, int A = kDependentAhead>
+using Cfg = DecodeConfig<1, NT, U, W, B, Ct, L, A>;
 
 std::vector<Variant> variants() {
   constexpr WLoad P = WLoad::Prefetch256;
-  (void)P;
+  constexpr int kAll = kWholeRow;
   return {
       makeVariant<DeepConfig>(), // the runtime's configurations
       makeVariant<OneWaveConfig>(),
       makeBulkVariant<BulkDefault>(),
-      // Run 4: each launched as a programmatic dependent of the call before
-      // it (as the runtime launches them on sm90), and the best other
-      // forms of run 3 (bench/results/2026-12-03-h200/decode-sweep): x read
-      // through L1 (xg) and copies issued by 16 lanes (l16) lost everywhere.
+      // Each launched as a programmatic dependent of the call before it.
+      // Run 5 (bench/results/2026-12-03-h200/decode-sweep-run5): the
+      // register form lost as a dependent with the whole row of W
+      // prefetched into L2 (the runtime's Ahead until then) and gained with
+      // 512 bytes (now the runtime's; 0 bytes about as good).
       makeVariant<DeepConfig>(true),
       makeVariant<OneWaveConfig>(true),
       makeBulkVariant<BulkDefault>(true),
-      makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(),
+      makeVariant<Cfg<2, 4, 8, 3, false, P, kAll>>(true),
       makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(true),
+      // Run 6: other register forms for q/k/v's one wave, as dependents;
+      // 2 k-steps per warp won and is now OneWaveDependentConfig.
+      makeVariant<Cfg<2, 4, 8, 3, true, P>>(true),
+      makeVariant<OneWaveDependentConfig>(true),
+      makeVariant<Cfg<2, 4, 8, 3, false, WLoad::Streaming>>(true),
+      makeVariant<Cfg<2, 8, 8, 3, false, P>>(true),
   };
+}
+
+/// Copies the n bytes (a multiple of 16) of x from src to dst, 16 CTAs
+/// that let the next grid start at once: the runtime's row quantization
+/// before a decode GEMM (quantizeRowsInRegistersKernel, one CTA per row).
+__global__ void produceX(uint4 *dst, const uint4 *src, size_t n) {
+  allowDependents();
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n / 16;
+       i += size_t(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
 }
 
 /// Copies n bytes (a multiple of 16) from src to dst and m from src2 to
@@ -225,9 +248,13 @@ using namespace sweep;
 
 int main(int argc, char **argv) {
   const char *jsonPath = nullptr;
-  for (int i = 1; i < argc; ++i)
+  std::string only; // --only SHAPE: that shape alone
+  for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--json" && i + 1 < argc)
       jsonPath = argv[++i];
+    else if (std::string(argv[i]) == "--only" && i + 1 < argc)
+      only = argv[++i];
+  }
 
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -277,6 +304,8 @@ int main(int argc, char **argv) {
   int failures = 0;
 
   for (const Shape &sh : shapes) {
+    if (!only.empty() && only != sh.name)
+      continue;
     const int64_t N = sh.N, K = sh.K;
     const size_t wBytes = size_t(N) * K;
     const int copies8 = int((kRotateBytes + wBytes - 1) / wBytes);
@@ -308,8 +337,9 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaMemcpy(dx8, hx.data(), hx.size(), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dx8 + hx.size(), hx.data(), hx.size(),
                           cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMalloc(&dx16, 2 * hx.size()));
-    CHECK_CUDA(cudaMemset(dx16, 0x3c, 2 * hx.size()));
+    // bf16 x and a second copy of it (the producer's source).
+    CHECK_CUDA(cudaMalloc(&dx16, 4 * hx.size()));
+    CHECK_CUDA(cudaMemset(dx16, 0x3c, 4 * hx.size()));
     CHECK_CUDA(cudaMalloc(&dy16, sizeof(__nv_bfloat16) * 16 * N));
     CHECK_CUDA(cudaMalloc(&dy32, sizeof(float) * 16 * N));
     CHECK_CUDA(cudaMalloc(&dsx, sizeof(float) * 16));
@@ -357,8 +387,29 @@ int main(int argc, char **argv) {
             int(K), &zero, dy16, CUDA_R_16BF, int(N), CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT));
       });
-      std::printf("\n%s M=%lld (N %lld, K %lld): bf16 cuBLAS %.4f ms\n",
-                  sh.name, (long long)M, (long long)N, (long long)K, bf16Ms);
+      // Each call after x's producer (see produceX), which alone takes
+      // producerMs (FP8 x) per call.
+      const size_t x8Bytes = size_t(M) * K;
+      auto produce8 = [&] {
+        produceX<<<16, 256, 0, stream>>>(
+            reinterpret_cast<uint4 *>(dx8),
+            reinterpret_cast<const uint4 *>(dx8 + hx.size()), x8Bytes);
+      };
+      float producerMs = timeCalls(stream, 1, [&](int) { produce8(); });
+      float bf16AfterMs = timeCalls(stream, copies16, [&](int c) {
+        produceX<<<16, 256, 0, stream>>>(
+            reinterpret_cast<uint4 *>(dx16),
+            reinterpret_cast<const uint4 *>(dx16 + hx.size()), 2 * x8Bytes);
+        CHECK_CUBLAS(
+            cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K),
+                         &one, dw16 + size_t(c) * wBytes, CUDA_R_16BF, int(K),
+                         dx16, CUDA_R_16BF, int(K), &zero, dy16, CUDA_R_16BF,
+                         int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      });
+      std::printf("\n%s M=%lld (N %lld, K %lld): bf16 cuBLAS %.4f ms; "
+                  "after x's producer %.4f ms (producer alone %.4f)\n",
+                  sh.name, (long long)M, (long long)N, (long long)K, bf16Ms,
+                  bf16AfterMs, producerMs);
       for (const Variant &v : vs) {
         DecodeGemmArgs a{};
         a.outType = SLINRT_BF16;
@@ -383,6 +434,11 @@ int main(int argc, char **argv) {
           continue;
         }
         float ms = timeCalls(stream, copies8, [&](int c) {
+          a.w = dw8 + size_t(c) * wBytes;
+          CHECK_CUDA(v.bf16(a, stream));
+        });
+        float afterMs = timeCalls(stream, copies8, [&](int c) {
+          produce8();
           a.w = dw8 + size_t(c) * wBytes;
           CHECK_CUDA(v.bf16(a, stream));
         });
@@ -417,16 +473,20 @@ int main(int argc, char **argv) {
                         ok ? "ok" : "FAILED", worst);
           check = buf;
         }
-        std::printf("  %-32s %.4f ms  %.3fx bf16  %.2f TB/s%s\n",
+        std::printf("  %-40s %.4f ms  %.3fx bf16  %.2f TB/s  after x's "
+                    "producer %.4f ms (%.3fx)%s\n",
                     v.name.c_str(), ms, ms / bf16Ms, wBytes / (ms * 1e9),
-                    check.c_str());
-        char row[320];
+                    afterMs, afterMs / bf16AfterMs, check.c_str());
+        char row[512];
         std::snprintf(row, sizeof(row),
                       "%s{\"shape\": \"%s\", \"M\": %lld, \"N\": %lld, "
                       "\"K\": %lld, \"variant\": \"%s\", \"ms\": %.5f, "
-                      "\"bf16_ms\": %.5f}",
-                      firstRow ? "" : ", ", sh.name, (long long)M,
-                      (long long)N, (long long)K, v.name.c_str(), ms, bf16Ms);
+                      "\"bf16_ms\": %.5f, \"after_producer_ms\": %.5f, "
+                      "\"bf16_after_producer_ms\": %.5f, "
+                      "\"producer_ms\": %.5f}",
+                      firstRow ? "" : ", ", sh.name, (long long)M, (long long)N,
+                      (long long)K, v.name.c_str(), ms, bf16Ms, afterMs,
+                      bf16AfterMs, producerMs);
         json += row;
         firstRow = false;
       }

@@ -119,18 +119,18 @@ constexpr int64_t kDecodeGemmMaxRows = 32;
 /// scales and bias applied in fp32, one rounding to `outType`.
 /// Which forms of the decode GEMM launch as programmatic dependents of the
 /// kernel before them: their CTAs may start while that kernel finishes,
-/// prefetch their first rows of w into L2 (a hint, which cannot read stale
+/// prefetch their first bytes of w into L2 (a hint, which cannot read stale
 /// data: L2 is the point of coherence) and wait for it to complete
 /// (griddepcontrol.wait) before they read or write anything else. H200,
-/// chains of decode GEMMs (bench/decode_gemm_sweep.cu, run 4): the bulk
-/// form gained 3-16 %, the register form lost 6-33 %; in the 4-layer decode
-/// of bench/fp8_serving.py, after the row quantization that lets them start
-/// early, both forms took 0.606 ms, the bulk form alone 0.622, none 0.627.
+/// 2026-12-03: in the 4-layer decode of bench/fp8_serving.py (processes
+/// alternating), both forms took 0.549 and 0.555 ms, the bulk form alone
+/// 0.581 and 0.575; the register form gains only with a short prefetch
+/// (DecodeGemmKernels.cu, kDependentAhead).
 enum class DecodeDependence {
   None,
-  /// The bulk-copy form only (the runtime's default on sm90).
+  /// The bulk-copy form only (SPLITLINEAR_FP8_DECODE_PDL=bulk).
   BulkForm,
-  /// Both forms (SPLITLINEAR_FP8_DECODE_PDL=all).
+  /// Both forms (the runtime's default on sm90).
   AllForms,
 };
 

@@ -485,18 +485,19 @@ bool decodeGemmUsable(DeviceState &dev) {
 
 /// Which forms of the decode GEMM on `dev` (the current device) launch as
 /// programmatic dependents of the kernel before them (DecodeDependence),
-/// asked once: the bulk form where the device runs the kernels' sm90 image,
+/// asked once: both forms where the device runs the kernels' sm90 image,
 /// whose griddepcontrol instructions the launch needs (an older image would
 /// read x before its producer finished). SPLITLINEAR_FP8_DECODE_PDL: 0
-/// none, "all" both forms (docs/UserGuide.md gives the trade-off measured).
+/// none, "bulk" the bulk form only, anything else both forms
+/// (docs/UserGuide.md gives the trade-off measured).
 cuda::DecodeDependence decodeDependence(DeviceState &dev) {
   using cuda::DecodeDependence;
   static const DecodeDependence wanted = [] {
     const char *env = std::getenv("SPLITLINEAR_FP8_DECODE_PDL");
     std::string v = env ? env : "";
-    return v == "0"     ? DecodeDependence::None
-           : v == "all" ? DecodeDependence::AllForms
-                        : DecodeDependence::BulkForm;
+    return v == "0"      ? DecodeDependence::None
+           : v == "bulk" ? DecodeDependence::BulkForm
+                         : DecodeDependence::AllForms;
   }();
   if (wanted == DecodeDependence::None)
     return wanted;

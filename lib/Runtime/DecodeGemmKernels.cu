@@ -94,17 +94,31 @@ template <typename T> __device__ __forceinline__ T fromFloat(float v) {
   return convertElement<T>(v);
 }
 
+/// DecodeConfig's Ahead for the whole row of W.
+constexpr int kWholeRow = 1 << 30;
+/// The runtime's Ahead: H200 sweep run 5 (bench/decode_gemm_sweep.cu,
+/// 2026-12-03), every configuration launched as a dependent, M = 16: with
+/// the whole row prefetched, q/k/v took 0.0115 ms chained after itself and
+/// 0.0133 after a 16-CTA producer of x, against 0.0102 and 0.0113 launched
+/// plainly; with 512 bytes, 0.0095 and 0.0108 (and 0 bytes 0.0097, 0.0108).
+constexpr int kDependentAhead = 512;
+
 /// One instance of the kernel: MT m-tiles of 16 rows (M <= 16 MT), NT
 /// n-tiles of 8 rows of W per CTA, U k-steps per warp in flight, Warps warps
 /// per CTA, registers bounded so that MinBlocks CTAs fit on an SM. Contig:
 /// warp w takes a contiguous run of k-steps (else steps w, w + Warps, ...).
-template <int MT, int NT, int U, int Warps, int MinBlocks, bool Contig,
-          WLoad L>
+/// Ahead: bytes of each of its rows of W (a multiple of 16; 0 for none) a
+/// CTA launched as a programmatic dependent prefetches into L2 before it
+/// waits for the grid before it.
+template <int MT, int NT, int U, int Warps, int MinBlocks, bool Contig, WLoad L,
+          int Ahead = kDependentAhead>
 struct DecodeConfig {
   static constexpr int kMT = MT, kNT = NT, kU = U, kWarps = Warps,
-                       kThreads = 32 * Warps, kMinBlocks = MinBlocks;
+                       kThreads = 32 * Warps, kMinBlocks = MinBlocks,
+                       kAhead = Ahead;
   static constexpr bool kContig = Contig;
   static constexpr WLoad kLoad = L;
+  static_assert(Ahead >= 0 && Ahead % 16 == 0, "prefetch whole 16 bytes");
 };
 
 /// Launch: C::kThreads threads, ceil(N / (8 C::kNT)) CTAs. `dependent`:
@@ -132,8 +146,9 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   if (blockIdx.x >= triggerFrom)
     allowDependents();
   if (dependent) {
-    if (threadIdx.x < kTileN && n0 + threadIdx.x < N)
-      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(K));
+    const int64_t ahead = C::kAhead < K ? C::kAhead : K;
+    if (ahead > 0 && threadIdx.x < kTileN && n0 + threadIdx.x < N)
+      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(ahead));
     waitPrerequisites();
   }
 
@@ -627,6 +642,13 @@ using DeepConfig = DecodeConfig<1, 2, 8, 8, 2, /*Contig=*/true,
 /// 0.0109 and BaseConfig's 0.0106).
 using OneWaveConfig = DecodeConfig<1, 2, 4, 8, 3, /*Contig=*/false,
                                    WLoad::Prefetch256>;
+/// OneWaveConfig's tiles as a programmatic dependent: 2 k-steps per warp
+/// in flight. H200 sweep run 6 (2026-12-03), q/k/v as dependents, M = 16:
+/// 0.0093 ms chained after itself and 0.0103 after a producer of x,
+/// against 0.0095 and 0.0108 with 4 steps; M = 1: 0.0088 and 0.0098
+/// against 0.0090 and 0.0101.
+using OneWaveDependentConfig =
+    DecodeConfig<1, 2, 2, 8, 3, /*Contig=*/false, WLoad::Prefetch256>;
 
 template <int MT, typename T>
 cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
@@ -635,7 +657,9 @@ cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
   if constexpr (MT == 1) {
     const int64_t tiles = (a.N + 15) / 16, sms = a.multiProcessors;
     if (tiles > 2 * sms && tiles <= 3 * sms)
-      return launchConfig<OneWaveConfig, T>(a, stream);
+      return a.dependence == DecodeDependence::AllForms
+                 ? launchConfig<OneWaveDependentConfig, T>(a, stream)
+                 : launchConfig<OneWaveConfig, T>(a, stream);
     return launchConfig<DeepConfig, T>(a, stream);
   }
   return launchConfig<BaseConfig<MT, 2>, T>(a, stream);
