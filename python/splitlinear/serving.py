@@ -104,8 +104,11 @@ class Fp8ServingLinear(nn.Module):
         self.weight = nn.Parameter(weight, requires_grad=False)
         self.register_buffer("weight_scale_inv", weight_scale_inv)
         self.bias = None if bias is None else nn.Parameter(bias, requires_grad=False)
+        #: Keys the load_state_dict in progress refused (see _unflatten_weight_entry).
+        self._refused_keys: list[str] = []
         self.register_state_dict_post_hook(_flatten_weight_entry)
         self.register_load_state_dict_pre_hook(_unflatten_weight_entry)
+        self.register_load_state_dict_post_hook(_unlist_refused_keys)
 
     def extra_repr(self) -> str:
         scaling = "tensorwise" if self.weight_scale_inv.numel() == 1 else "rowwise"
@@ -183,9 +186,22 @@ def _unflatten_weight_entry(module: nn.Module, state_dict: dict[str, Any], prefi
         error_msgs.append(f"Fp8ServingLinear {prefix[:-1] or '<root>'}: {problem}")
         state_dict.pop(key, None)
         state_dict.pop(scale_key, None)
+        if isinstance(module, Fp8ServingLinear):
+            module._refused_keys = [key, scale_key]
         return
     if isinstance(value, Tensor) and value.dim() == 1 and value.numel() == module.weight.numel():
         state_dict[key] = value.view(module.weight.shape)
+
+
+def _unlist_refused_keys(module: nn.Module, incompatible_keys: Any) -> None:
+    """Drops the entries this module refused from the missing keys: its error message says why they
+    were not loaded, and PyTorch puts the missing keys first, so a model-wide list of them (every
+    converted module refuses a plain checkpoint) would hide the messages."""
+    refused = getattr(module, "_refused_keys", [])
+    for key in refused:
+        while key in incompatible_keys.missing_keys:
+            incompatible_keys.missing_keys.remove(key)
+    module._refused_keys = []
 
 
 @dataclass

@@ -4,7 +4,7 @@ Regressions (new-user report): ``state_dict(keep_vars=True)`` of a converted mod
 unconverted one with ``strict=False`` cast the FP8 bytes to bf16 without their scales, and an
 unconverted model's state dict loaded into a converted one with ``strict=False`` cast the bf16
 weights to FP8 without scales (both only listed keys, no error). Each case now raises naming the
-entry, and the target keeps its tensors.
+entry, and the target keeps its tensors; the refused entries are not listed again as missing keys.
 """
 
 from __future__ import annotations
@@ -80,6 +80,22 @@ def test_unconverted_state_dict_into_converted_model_raises(op, strict: bool) ->
     with pytest.raises(RuntimeError, match=rf"Fp8ServingLinear {Q}: the checkpoint holds a torch.bfloat16 weight"):
         target.load_state_dict(_llama(6).state_dict(), strict=strict)
     _assert_unchanged(target, before)
+
+
+def test_refused_entries_are_not_listed_as_missing(op) -> None:
+    """Regression (new-user report): a plain checkpoint loaded into a converted model listed every
+    refused weight and scale under "Missing key(s)" before the per-module messages."""
+    target = _llama(5)
+    serving.convert_to_fp8_serving(target)
+    with pytest.raises(RuntimeError) as info:
+        target.load_state_dict(_llama(6).state_dict(), strict=True)
+    message = str(info.value)
+    assert "Missing key(s)" not in message
+    assert message.count("Fp8ServingLinear model.layers.0.") == 7  # q, k, v, o, gate, up, down
+    # The next load into the same model lists a genuinely missing module again.
+    sd = {k: v for k, v in _llama(6).state_dict().items() if "_proj." not in k}
+    result = target.load_state_dict(sd, strict=False)
+    assert Q + ".weight" in result.missing_keys and Q + ".weight_scale_inv" in result.missing_keys
 
 
 @pytest.mark.parametrize("dropped", ["weight", "weight_scale_inv"])
