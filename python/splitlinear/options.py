@@ -8,6 +8,7 @@ validates it.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union, get_args
@@ -21,12 +22,53 @@ Fallback = Literal["inductor", "eager"]
 #: Where FP8 serving linears quantize their activations (option ``fp8_activation_quant``).
 Fp8ActivationQuant = Literal["op", "graph"]
 
+#: How errors name the backend option ``fp8_filter``.
+FP8_FILTER_OPTION = "splitlinear: option 'fp8_filter'"
+
 #: What option ``fp8_filter`` takes: a predicate on a linear's fully qualified
 #: module name (True: run it in FP8), or FQN patterns (``fnmatch``) to skip.
 Fp8Filter = Union[Callable[[str], bool], Sequence[str]]
 
 #: The FQN patterns ``fp8_filter=None`` skips: the output projection.
 DEFAULT_FP8_SKIP: tuple[str, ...] = ("lm_head", "*.lm_head")
+
+
+def check_fp8_filter(flt: object, where: str) -> None:
+    """Checks an ``fp8_filter`` value (None, a callable, or a sequence of ``fnmatch`` patterns).
+
+    Args:
+        flt: the value given.
+        where: how errors name it, e.g. ``"splitlinear: option 'fp8_filter'"``.
+
+    Raises:
+        ValueError: anything else, a lone ``str`` included (it would be read as one pattern
+            per character, which matches nothing).
+    """
+    if flt is None or callable(flt):
+        return
+    if isinstance(flt, str) or not isinstance(flt, Sequence) or not all(isinstance(p, str) for p in flt):
+        raise ValueError(
+            f"{where} must be a callable fn(fqn) -> bool or a list of "
+            f"fnmatch patterns of module FQNs to skip, got {type(flt).__name__} {flt!r}"
+        )
+
+
+def fp8_filter_allows(flt: Fp8Filter | None, fqn: str, where: str) -> bool:
+    """Whether ``fp8_filter`` value ``flt`` (checked by :func:`check_fp8_filter`) lets the linear
+    with module FQN ``fqn`` run in FP8: a callable's answer; else True unless a pattern
+    (:data:`DEFAULT_FP8_SKIP` for None) matches.
+
+    Raises:
+        ValueError: the callable raised; names ``where`` and the module.
+    """
+    if callable(flt):
+        try:
+            keep = flt(fqn)
+        except Exception as exc:  # the user's callable: say which option and module it failed on
+            raise ValueError(f"{where} raised {type(exc).__name__} on module {fqn!r}: {exc}") from exc
+        return bool(keep)
+    patterns = DEFAULT_FP8_SKIP if flt is None else flt
+    return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
 
 #: Environment variable naming a directory for FX graph dumps (see ``dump_dir``).
 DUMP_DIR_ENV = "SPLITLINEAR_DUMP_DIR"
@@ -176,13 +218,7 @@ class SplitLinearOptions:
             return
         if self.fp8 is None:
             raise ValueError("splitlinear: option 'fp8_filter' needs option 'fp8' (a recipe name)")
-        if callable(flt):
-            return
-        if isinstance(flt, str) or not isinstance(flt, Sequence) or not all(isinstance(p, str) for p in flt):
-            raise ValueError(
-                "splitlinear: option 'fp8_filter' must be a callable fn(fqn) -> bool or a list of "
-                f"fnmatch patterns of module FQNs to skip, got {type(flt).__name__} {flt!r}"
-            )
+        check_fp8_filter(flt, FP8_FILTER_OPTION)
 
     def with_mode(self, mode: str | None) -> SplitLinearOptions:
         """These options with ``torch.compile``'s ``mode`` keyword applied.

@@ -36,7 +36,6 @@ imported (:mod:`splitlinear.hf_quantizer`).
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -46,7 +45,7 @@ from torch import Tensor, nn
 
 from ._dtypes import FP8_HIGH_PRECISION_DTYPES
 from ._logging import logger
-from .options import DEFAULT_FP8_SKIP
+from .options import check_fp8_filter, fp8_filter_allows
 from .packing import find_sibling_groups, install_whole_state_dict_hook
 
 __all__ = ["ConvertedGroup", "Fp8Scaling", "Fp8ServingLinear", "ServingReport", "convert_to_fp8_serving"]
@@ -82,7 +81,8 @@ class Fp8ServingLinear(nn.Module):
     (under ``torch.autocast``, the output has the autocast dtype) -> ``[...,
     out_features]`` of that dtype. Raises RuntimeError, naming the module's
     input, when the input requires a gradient (grad mode on): FP8 serving
-    weights have no backward.
+    weights have no backward; or when it has another dtype (float64 after
+    ``model.double()``, or FP8).
     """
 
     def __init__(self, weight: Tensor, weight_scale_inv: Tensor, bias: Tensor | None,
@@ -137,6 +137,11 @@ class Fp8ServingLinear(nn.Module):
                                f"{input.dtype}; this module quantizes its input itself. Code that casts "
                                "activations to `module.weight.dtype` (FP8 here) cannot use it: leave that module "
                                "out with fp8_filter")
+        if input.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            raise RuntimeError(f"Fp8ServingLinear({self.in_features}, {self.out_features}): the input is "
+                               f"{input.dtype}, but FP8 serving linears take float32, float16 or bfloat16 "
+                               "inputs (a model cast with .double() after convert_to_fp8_serving feeds them "
+                               "float64: cast it to one of those instead)")
         out_dtype = input.dtype
         if torch.is_autocast_enabled(input.device.type):
             out_dtype = torch.get_autocast_dtype(input.device.type)
@@ -214,13 +219,6 @@ class ServingReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _allowed(fp8_filter: Sequence[str] | Callable[[str], bool] | None, fqn: str) -> bool:
-    if callable(fp8_filter):
-        return bool(fp8_filter(fqn))
-    patterns = DEFAULT_FP8_SKIP if fp8_filter is None else fp8_filter
-    return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
-
-
 #: PEFT's adapter containers (``q_proj.lora_A.default``): never converted.
 _PEFT_ADAPTER_NAMES = frozenset({"lora_A", "lora_B", "lora_embedding_A", "lora_embedding_B"})
 
@@ -296,6 +294,10 @@ def _check_scaling(name: str, value: str) -> None:
         raise ValueError(f"convert_to_fp8_serving: {name} must be one of {FP8_SCALINGS}, got {value!r}")
 
 
+#: How errors name convert_to_fp8_serving's fp8_filter.
+_FILTER = "convert_to_fp8_serving: fp8_filter"
+
+
 def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "rowwise",
                            activation_scaling: Fp8Scaling = "rowwise",
                            fp8_filter: Sequence[str] | Callable[[str], bool] | None = None,
@@ -331,11 +333,13 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
         module's weight, filtered).
 
     Raises:
-        ValueError: a bad ``weight_scaling``/``activation_scaling``, or a name
+        ValueError: a bad ``weight_scaling``/``activation_scaling``/``fp8_filter``
+            (a lone string included), a callable filter that raised, or a name
             in ``groups`` that is not an ``nn.Linear`` submodule.
     """
     _check_scaling("weight_scaling", weight_scaling)
     _check_scaling("activation_scaling", activation_scaling)
+    check_fp8_filter(fp8_filter, _FILTER)
     _check_config_is_free(model)
     modules = dict(model.named_modules())
     group_list = find_sibling_groups(model) if groups is None else _checked_groups(groups, modules, model)
@@ -353,7 +357,7 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
         for name in group:
             lin = modules[name]
             reason = (_always_skipped(name, keep_fp32)
-                      or (None if _allowed(fp8_filter, name) else "fp8_filter skips it") or _problem(lin))
+                      or (None if fp8_filter_allows(fp8_filter, name, _FILTER) else "fp8_filter skips it") or _problem(lin))
             if reason is None and holders.get(id(lin.weight), 0) > 1:
                 reason = "its weight is tied to another module's (converting would untie them)"
             if reason is not None:

@@ -128,6 +128,37 @@ def test_llama_conversion_report_and_filter(op) -> None:
     assert isinstance(everything.lm_head, serving.Fp8ServingLinear)
 
 
+@pytest.mark.parametrize("bad", ["lm_head", 3, ["lm_head", 3]], ids=["str", "int", "mixed"])
+def test_bad_filter_raises_naming_it(op, bad: object) -> None:
+    """Regression (new-user report): a lone string was read as one pattern per character, so
+    fp8_filter="lm_head" converted lm_head; other bad values raised bare TypeErrors."""
+    model = _llama(5)
+    with pytest.raises(ValueError, match="convert_to_fp8_serving: fp8_filter must be a callable"):
+        serving.convert_to_fp8_serving(model, fp8_filter=bad)  # type: ignore[arg-type]
+    assert not _fp8_linears(model)  # refused before anything was converted
+
+
+def test_filter_that_raises_names_the_module(op) -> None:
+    def flt(fqn: str) -> bool:
+        raise KeyError(fqn)
+
+    with pytest.raises(ValueError, match=r"convert_to_fp8_serving: fp8_filter raised KeyError on module "
+                                         r"'model.layers.0.self_attn.q_proj'"):
+        serving.convert_to_fp8_serving(_llama(5), fp8_filter=flt)
+
+
+def test_float64_input_raises_naming_the_module(op) -> None:
+    """Regression (new-user report): after model.double() the forward failed inside the op,
+    naming neither the module nor the cast."""
+    model = _llama(5)
+    serving.convert_to_fp8_serving(model)
+    model.double()
+    assert model.model.layers[0].self_attn.q_proj.weight.dtype == E4M3
+    with torch.no_grad(), pytest.raises(RuntimeError, match=r"Fp8ServingLinear\(64, 64\): the input is "
+                                                            r"torch.float64.*\.double\(\)"):
+        model(input_ids=torch.randint(0, 96, (1, 5)))
+
+
 def test_tied_and_unaligned_linears_are_skipped(op) -> None:
     model = _llama(6, tie=True)
     report = serving.convert_to_fp8_serving(model, fp8_filter=[])

@@ -25,7 +25,6 @@ Inductor-generated FP8 buffer could be, so a graph with FP8 values of its own
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import re
 from collections.abc import Sequence
 
@@ -34,7 +33,7 @@ import torch.fx as fx
 from torch import Tensor
 
 from .._dtypes import FP8_HIGH_PRECISION_DTYPES, Fp8Recipe
-from ..options import DEFAULT_FP8_SKIP, SplitLinearOptions
+from ..options import FP8_FILTER_OPTION, SplitLinearOptions, fp8_filter_allows
 from .model import LinearFn, LinearSite, Region, node_tensor
 
 __all__ = ["Fp8Assignment", "assign_fp8", "fp8_linear_fn", "site_fqn"]
@@ -130,17 +129,7 @@ def site_fqn(site: LinearSite) -> str:
 
 
 def _filter_allows(options: SplitLinearOptions, fqn: str) -> bool:
-    flt = options.fp8_filter
-    if callable(flt):
-        try:
-            keep = flt(fqn)
-        except Exception as exc:  # the user's callable: say which option and module it failed on
-            raise ValueError(
-                f"splitlinear: option 'fp8_filter' raised {type(exc).__name__} on module {fqn!r}: {exc}"
-            ) from exc
-        return bool(keep)
-    patterns = DEFAULT_FP8_SKIP if flt is None else flt
-    return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
+    return fp8_filter_allows(options.fp8_filter, fqn, FP8_FILTER_OPTION)
 
 
 def _fp8_problem(site: LinearSite) -> str | None:
