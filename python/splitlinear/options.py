@@ -70,6 +70,7 @@ def fp8_filter_allows(flt: Fp8Filter | None, fqn: str, where: str) -> bool:
     patterns = DEFAULT_FP8_SKIP if flt is None else flt
     return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
 
+
 #: Environment variable naming a directory for FX graph dumps (see ``dump_dir``).
 DUMP_DIR_ENV = "SPLITLINEAR_DUMP_DIR"
 
