@@ -356,8 +356,10 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
         eligible: list[str] = []
         for name in group:
             lin = modules[name]
-            reason = (_always_skipped(name, keep_fp32)
-                      or (None if fp8_filter_allows(fp8_filter, name, _FILTER) else "fp8_filter skips it") or _problem(lin))
+            reason = _always_skipped(name, keep_fp32)
+            if reason is None and not fp8_filter_allows(fp8_filter, name, _FILTER):
+                reason = "fp8_filter skips it"
+            reason = reason or _problem(lin)
             if reason is None and holders.get(id(lin.weight), 0) > 1:
                 reason = "its weight is tied to another module's (converting would untie them)"
             if reason is not None:
