@@ -13,6 +13,9 @@ step. Columns:
   parts (views of one buffer, per-part scales spread over the rows), with
   the runtime's defaults (the decode kernel for M <= 16);
 - ``scaled_mm_fused``: one ``torch._scaled_mm`` rowwise on the same buffer;
+- ``scaled_mm_per_part``: one ``torch._scaled_mm`` rowwise per part (views
+  of the same buffer, each with its rows of the scale): what per-Linear FP8
+  weights run, without the host time that back-to-back eager calls add;
 - one ``slin_scaled[ENV]`` column per ``--variant ENV`` (e.g.
   ``SPLITLINEAR_FP8_DECODE_MAX_M=0``: cuBLASLt), each measured in a child
   process, since the runtime reads its settings once per process.
@@ -38,7 +41,7 @@ GRAPH_ROWS = [1, 16, 32]
 #: Calls per graph and the weight bytes their copies span at least.
 CALLS = 20
 MIN_WEIGHT_BYTES = 256 << 20
-COLUMNS = ("bf16_linear", "slin_scaled", "scaled_mm_fused")
+COLUMNS = ("bf16_linear", "slin_scaled", "scaled_mm_fused", "scaled_mm_per_part")
 NA = "n/a"
 
 
@@ -98,12 +101,20 @@ def measure(m: int, k: int, rows: list[int], columns: Sequence[str], reps: int) 
                     ws = [list(w.data.clone().split(rows)) for _ in range(copies)]
                     fns = [lambda wi=wi: ops.scaled_linear(q.data, q.scale_inv, wi, w.row_scale_inv,
                                                            out_dtype=dtype, fast_accum=True) for wi in ws]
-                else:
+                elif name == "scaled_mm_fused":
                     ws = [w.data.clone() for _ in range(copies)]
                     sa, sb = q.scale_inv.view(-1, 1), w.row_scale_inv.view(1, -1)
                     fns = [lambda wi=wi: torch._scaled_mm(q.data, wi.t(), scale_a=sa, scale_b=sb, out_dtype=dtype,
                                                           use_fast_accum=True) for wi in ws]
-                check(name, fns[0]())
+                else:
+                    ws = [list(w.data.clone().split(rows)) for _ in range(copies)]
+                    sa = q.scale_inv.view(-1, 1)
+                    sbs = [s.view(1, -1) for s in w.row_scale_inv.split(rows)]
+                    fns = [lambda wi=wi: [torch._scaled_mm(q.data, p.t(), scale_a=sa, scale_b=sb, out_dtype=dtype,
+                                                           use_fast_accum=True) for p, sb in zip(wi, sbs)]
+                           for wi in ws]
+                y = fns[0]()
+                check(name, torch.cat(y, -1) if isinstance(y, list) else y)
                 out[name] = graph_time_ms([fns[i % len(fns)] for i in range(CALLS)], reps)
                 del ws, fns
             except RuntimeError as exc:  # e.g. torch._scaled_mm refusing an M
@@ -113,7 +124,8 @@ def measure(m: int, k: int, rows: list[int], columns: Sequence[str], reps: int) 
     return out
 
 
-def run_variant(env: str, shapes: list[tuple[str, int, list[int]]], reps: int) -> dict[tuple[str, int], object]:
+def run_variant(env: str, shapes: list[tuple[str, int, list[int]]], ms: Sequence[int],
+                reps: int) -> dict[tuple[str, int], object]:
     """``slin_scaled`` in a child process with ``env`` (``NAME=VALUE``, several separated by spaces) set:
     {(shape, M): ms}."""
     child = dict(os.environ)
@@ -121,7 +133,7 @@ def run_variant(env: str, shapes: list[tuple[str, int, list[int]]], reps: int) -
         key, _, value = setting.partition("=")
         child[key] = value
     result = subprocess.run([sys.executable, str(Path(__file__).with_name("fp8_linear.py")), "--graphs",
-                             "--graph-child", "--reps", str(reps)], env=child, capture_output=True, text=True,
+                             "--graph-child", "--reps", str(reps), "--rows", *map(str, ms)], env=child, capture_output=True, text=True,
                             timeout=300)
     if result.returncode != 0:
         print(f"fp8 graphs bench: variant {env} failed:\n{result.stderr[-2000:]}", file=sys.stderr)
@@ -130,21 +142,23 @@ def run_variant(env: str, shapes: list[tuple[str, int, list[int]]], reps: int) -
     return {(r["shape"], r["M"]): r["slin_scaled"] for r in rows}
 
 
-def graphs_main(shapes: list[tuple[str, int, list[int]]], reps: int, variants: Sequence[str], child: bool,
-                out: Path | None) -> int:
-    """Prints the table (ms per call; x: speedup over bf16) and writes JSON to ``out``."""
+def graphs_main(shapes: list[tuple[str, int, list[int]]], ms: Sequence[int] | None, reps: int,
+                variants: Sequence[str], child: bool, out: Path | None) -> int:
+    """Prints the table at M in ``ms`` (default ``GRAPH_ROWS``; ms per call, x: speedup over bf16) and writes
+    JSON to ``out``."""
+    ms = list(ms) if ms else GRAPH_ROWS
     if child:
         rows = [{"shape": name, "M": m, **measure(m, k, parts, ["slin_scaled"], reps)}
-                for name, k, parts in shapes for m in GRAPH_ROWS]
+                for name, k, parts in shapes for m in ms]
         print(json.dumps(rows))
         return 0
-    extra = {f"slin_scaled[{env}]": run_variant(env, shapes, reps) for env in variants}
+    extra = {f"slin_scaled[{env}]": run_variant(env, shapes, ms, reps) for env in variants}
     names = list(COLUMNS) + list(extra)
     print(f"weights in FP8, GPU time per call (CUDA graphs of {CALLS} calls, weights from HBM)\n"
           f"{'shape':<18} {'M':>3} " + " ".join(f"{c:>24}" for c in names) + "   (ms; x = speedup over bf16)")
     results = []
     for name, k, parts in shapes:
-        for m in GRAPH_ROWS:
+        for m in ms:
             times = measure(m, k, parts, COLUMNS, reps)
             for column, got in extra.items():
                 times[column] = got.get((name, m), NA)

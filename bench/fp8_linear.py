@@ -307,9 +307,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=30, help="CUDA: batches per median")
     parser.add_argument("--only-fp8-weights", action="store_true",
                         help="only the weights-in-FP8 table (e.g. in a process with SPLITLINEAR_FP8_AUTOTUNE_MAX_M set)")
+    parser.add_argument("--rows", type=int, nargs="+", metavar="M",
+                        help=f"the M values of the tables (default: {' '.join(map(str, ROWS))})")
     parser.add_argument("--graphs", action="store_true",
-                        help="only the GPU time of the weights-in-FP8 GEMMs at M = 1, 16, 32, in CUDA graphs "
-                             "(bench/fp8_graphs.py)")
+                        help="only the GPU time of the weights-in-FP8 GEMMs in CUDA graphs (bench/fp8_graphs.py; "
+                             "M = 1, 16, 32 unless --rows)")
     parser.add_argument("--variant", action="append", default=None, metavar="NAME=VALUE",
                         help="--graphs: one more slin_scaled column, measured in a child process with this "
                              "setting (default: SPLITLINEAR_FP8_DECODE_MAX_M=0, i.e. cuBLASLt); repeatable")
@@ -321,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         from fp8_graphs import graphs_main
         variants = args.variant if args.variant is not None else ["SPLITLINEAR_FP8_DECODE_MAX_M=0"]
-        return graphs_main(SHAPES, args.reps, variants, args.graph_child, args.out)
+        return graphs_main(SHAPES, args.rows, args.reps, variants, args.graph_child, args.out)
     if args.device == "cuda" and not torch.cuda.is_available():
         print("fp8_linear bench: no CUDA device (use --device cpu --quick for a smoke run)", file=sys.stderr)
         return 1
@@ -331,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         timer = cpu_time_ms
     shapes, ms = (QUICK_SHAPES, QUICK_ROWS) if args.quick else (SHAPES, ROWS)
+    if args.rows:
+        ms = args.rows
 
     results = []
     header = f"{'shape':<18} {'mode':<8} {'M':>5} " + " ".join(f"{c:>19}" for c in COLUMNS)

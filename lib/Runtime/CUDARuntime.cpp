@@ -19,11 +19,11 @@
 // caching allocator, which is CUDA-graph aware); either way GEMMs can be
 // captured into CUDA graphs.
 //
-// FP8 decode autotuning (off by default): with SPLITLINEAR_FP8_AUTOTUNE_MAX_M
-// set to a positive M bound, a scaled GEMM with at most that many rows times
-// a few candidates on its own operands the first time its key is seen
-// (tuneScaledAlgorithm) instead of taking heuristic #0; see
-// bench/cublaslt_fp8_probe.cu for why.
+// FP8 autotuning (off by default): with SPLITLINEAR_FP8_AUTOTUNE_MAX_M set
+// to a positive M bound, a scaled GEMM with at most that many rows times a
+// few candidates on its own operands (tuneScaledAlgorithm) instead of taking
+// heuristic #0, once per bucket of sizes (tuneBucketOf: M and K rounded up
+// to powers of two); see bench/cublaslt_fp8_probe.cu for why.
 //
 // FP8 decode GEMM (on by default for M <= 16): SPLITLINEAR_FP8_DECODE_MAX_M
 // sets the M bound of the hand-written small-M kernel of
@@ -260,6 +260,10 @@ struct DeviceState {
   size_t workspaceBytes = 0;
   HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> algos{
       kMaxAlgoEntriesPerDevice};
+  /// FP8 autotuning's choices, by tuneBucketOf key: one timed problem
+  /// stands for every problem of its bucket.
+  HeuristicCache<AlgoKey, AlgoEntry, AlgoKeyHash> tunedBuckets{
+      kMaxAlgoEntriesPerDevice};
 };
 
 /// The process-wide state of `device`, created on first use.
@@ -429,7 +433,10 @@ HeuristicOutcome classifyHeuristic(cublasStatus_t status, int returned,
 //===----------------------------------------------------------------------===//
 
 /// The M bound of FP8 autotuning: SPLITLINEAR_FP8_AUTOTUNE_MAX_M, read once;
-/// 0 (unset, empty, not a positive number) turns it off.
+/// 0 (unset, empty, not a positive number) turns it off. Off by default: on
+/// the H200 (docs/Performance.md, 2026-12-04) heuristic #0 was the fastest
+/// of ~100 candidates at M = 2048, and tuning chose slower algorithms at
+/// M = 1024 (timed with cold weights, run with hot ones).
 int64_t fp8AutotuneMaxM() {
   static const int64_t maxM = [] {
     const char *env = std::getenv("SPLITLINEAR_FP8_AUTOTUNE_MAX_M");
@@ -681,10 +688,17 @@ float timeAlgorithm(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
   return ms[iters / 2];
 }
 
+/// What tuneScaledAlgorithm chose, and whether it timed anything.
+struct TuneResult {
+  cublasLtMatmulAlgo_t algo;
+  bool timed;
+};
+
 /// The fastest of the candidates for an FP8 problem whose heuristic #0 is
 /// `first`, timed on `ops`; `first` itself when nothing else runs faster or
-/// timing is impossible (the stream is being captured, events fail).
-cublasLtMatmulAlgo_t
+/// timing is impossible (the stream is being captured, events fail: then
+/// `timed` is false).
+TuneResult
 tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
                     cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
                     cublasLtMatrixLayout_t bLayout,
@@ -697,7 +711,7 @@ tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
   if (cudaStreamIsCapturing(ops.stream, &capture) != cudaSuccess ||
       capture != cudaStreamCaptureStatusNone) {
     (void)cudaGetLastError();
-    return first;
+    return {first, false};
   }
   std::vector<cublasLtMatmulAlgo_t> candidates{first};
   cublasLtMatmulHeuristicResult_t results[kTuneHeuristics];
@@ -723,7 +737,7 @@ tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
       for (cudaEvent_t made : events)
         if (made)
           (void)cudaEventDestroy(made);
-      return first;
+      return {first, false};
     }
   // Twice the L2, once per tuned problem; timing without it (hot L2) when
   // it cannot be had.
@@ -766,7 +780,62 @@ tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
     (void)cudaStreamSynchronize(ops.stream);
     (void)cudaFree(ops.flush);
   }
-  return best;
+  return {best, true};
+}
+
+/// The smallest power of two >= `v` (v >= 1).
+int64_t powerOfTwoCeil(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+
+/// The key autotuning's choice for `key` is kept under: M and K rounded up to
+/// powers of two, leading dimensions left out (cublasLtMatmulAlgoCheck
+/// judges the real ones). A process that sees many M or K (dynamic batches,
+/// sequence lengths: K of a wgrad is the token count) thus times at most one
+/// problem per bucket, a few per layer shape, instead of ~0.3 s per new size.
+AlgoKey tuneBucketOf(AlgoKey key) {
+  key.m = powerOfTwoCeil(key.m);
+  key.k = powerOfTwoCeil(key.k);
+  key.lda = key.ldb = key.ldd = 0;
+  return key;
+}
+
+/// Autotuning for `key` (tuneScaledAlgorithm), once per tuneBucketOf bucket:
+/// a later problem of a tuned bucket takes the bucket's algorithm when
+/// cublasLtMatmulAlgoCheck accepts it for its own layouts, else `first`,
+/// and times nothing.
+cublasLtMatmulAlgo_t
+tunedAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
+               cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
+               cublasLtMatrixLayout_t bLayout, cublasLtMatrixLayout_t dLayout,
+               cublasLtMatmulPreference_t pref,
+               const cublasLtMatmulAlgo_t &first, const TuneOperands &ops) {
+  AlgoKey bucket = tuneBucketOf(key);
+  if (std::shared_ptr<const AlgoEntry> known = dev.tunedBuckets.find(bucket)) {
+    cublasLtMatmulHeuristicResult_t check{};
+    if (cublasLtMatmulAlgoCheck(dev.handle, desc, aLayout, bLayout, dLayout,
+                                dLayout, &known->algo,
+                                &check) == CUBLAS_STATUS_SUCCESS &&
+        check.state == CUBLAS_STATUS_SUCCESS &&
+        check.workspaceSize <= key.workspaceLimit)
+      return known->algo;
+    (void)cudaGetLastError();
+    return first;
+  }
+  TuneResult tuned = tuneScaledAlgorithm(dev, key, desc, aLayout, bLayout,
+                                         dLayout, pref, first, ops);
+  if (tuned.timed) {
+    ctx.counters.tunedGemms.fetch_add(1, std::memory_order_relaxed);
+    auto choice = std::make_shared<AlgoEntry>();
+    choice->found = true;
+    choice->algo = tuned.algo;
+    dev.tunedBuckets.insert(bucket, std::move(choice),
+                            HeuristicOutcome::Found);
+  }
+  return tuned.algo;
 }
 
 /// Finds (in the device's cache or by a heuristic query) an algorithm for
@@ -774,8 +843,8 @@ tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
 /// or not (shared: an evicted entry lives on in the plans holding it). A
 /// failed query throws (ERROR_OUT_OF_MEMORY for ALLOC_FAILED, else
 /// ERROR_CUBLAS) and caches nothing, so the next call asks again. `tune`
-/// (FP8 GEMMs within fp8AutotuneMaxM only) replaces heuristic #0 by the
-/// fastest candidate on those operands before it is cached.
+/// (FP8 GEMMs within fp8AutotuneMaxM only) replaces heuristic #0 by
+/// tunedAlgorithm's choice before it is cached.
 std::shared_ptr<const AlgoEntry>
 findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
               cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
@@ -838,8 +907,8 @@ findAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
     break;
   case HeuristicOutcome::Found:
     entry->found = true;
-    entry->algo = tune ? tuneScaledAlgorithm(dev, key, desc, aLayout, bLayout,
-                                             dLayout, pref, result.algo, *tune)
+    entry->algo = tune ? tunedAlgorithm(ctx, dev, key, desc, aLayout, bLayout,
+                                        dLayout, pref, result.algo, *tune)
                        : result.algo;
     break;
   }

@@ -284,6 +284,7 @@ slinrt_counters slinrt_context_counters(const slinrt_context *ctx) {
     out.scaled_gemms = c.scaledGemms.load(std::memory_order_relaxed);
     out.quantizations = c.quantizations.load(std::memory_order_relaxed);
     out.decode_gemms = c.decodeGemms.load(std::memory_order_relaxed);
+    out.tuned_gemms = c.tunedGemms.load(std::memory_order_relaxed);
   } catch (...) {
   }
   return out;

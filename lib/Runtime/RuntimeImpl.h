@@ -227,7 +227,7 @@ struct slinrt_context {
   struct Counters {
     std::atomic<int64_t> gemms{0}, epilogueFallbacks{0}, algoCacheHits{0},
         algoCacheMisses{0}, copies{0}, allocs{0}, copies2d{0}, scaledGemms{0},
-        quantizations{0}, decodeGemms{0};
+        quantizations{0}, decodeGemms{0}, tunedGemms{0};
   } counters;
 
   /// True once an error is recorded (until cleared).

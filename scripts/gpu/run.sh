@@ -47,6 +47,11 @@ for v in SPLITLINEAR_FP8_DECODE_BULK=0 SPLITLINEAR_FP8_DECODE_TILE_N=32 \
     > "$OUT/runtime-gtest-$v.txt" 2>&1
   echo "exit $?"; grep -E "Failure|FAILED|PASSED|DECODE" "$OUT/runtime-gtest-$v.txt" | head -20
 done
+# Opt-in FP8 autotuning (off by default): its bucket test runs only with it on.
+echo "== FP8 GEMM tests, SPLITLINEAR_FP8_AUTOTUNE_MAX_M=4096"
+SPLITLINEAR_FP8_AUTOTUNE_MAX_M=4096 "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 \
+  --gtest_filter='*Fp8ScaledGemm*' > "$OUT/runtime-gtest-autotune.txt" 2>&1
+echo "exit $?"; grep -E "Failure|FAILED|PASSED|SKIPPED" "$OUT/runtime-gtest-autotune.txt" | head -20
 echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 

@@ -21,6 +21,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <thread>
 #include <tuple>
@@ -1088,6 +1090,52 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmWithinOneUlp) {
   // fp32 output with a bias takes the unfused bias (bf16 bias only there).
   EXPECT_GE(counters.epilogue_fallbacks, 12);
   EXPECT_GT(counters.algo_cache_hits + counters.algo_cache_misses, 0);
+}
+
+/// Opt-in FP8 autotuning (scripts/gpu/run.sh runs this with
+/// SPLITLINEAR_FP8_AUTOTUNE_MAX_M=4096): the first call of each problem times
+/// its candidates on the call's own D before it writes the result. That
+/// result must still be the exact one, and nothing outside D's view may
+/// change (a candidate run with another layout would show there). M = 2032
+/// and K = 240 fall in the buckets of M = 1040, K = 256 (M <= 2048, K <= 256):
+/// they take the tuned algorithms without timing anything, and are exact too.
+TEST_F(CUDARuntimeTest, Fp8ScaledGemmTunedOncePerBucket) {
+  int major = 0, minor = 0;
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  ASSERT_CUDA(
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  if (major * 10 + minor < 89)
+    GTEST_SKIP() << "FP8 GEMM needs sm89+";
+  const char *maxM = std::getenv("SPLITLINEAR_FP8_AUTOTUNE_MAX_M");
+  if (!maxM || std::atoll(maxM) < 2032)
+    GTEST_SKIP() << "needs SPLITLINEAR_FP8_AUTOTUNE_MAX_M >= 2032";
+  std::mt19937_64 rng(2048);
+  const std::pair<int64_t, int64_t> sizes[] = {{1040, 256}, {2032, 256},
+                                               {1040, 240}};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    auto [m, k] = sizes[i];
+    int64_t before = slinrt_context_counters(gpu).tuned_gemms;
+    int problems = 0;
+    for (slinrt_scaling scaling :
+         {SLINRT_SCALING_TENSORWISE, SLINRT_SCALING_OUTER_VECTOR})
+      for (bool withBias : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "M " << m << " K " << k
+                                        << " scaling " << scaling << " bias "
+                                        << withBias);
+        ScaledGemmCase c(rng, m, 208, k, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
+                         SLINRT_BF16, scaling, withBias);
+        runScaledGemmOnGpu(gpu, stream, c, /*fastAccum=*/1);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
+        expectWithinOneUlp(c);
+        EXPECT_EQ(c.d.changedOutsideView(3.0), 0);
+        ++problems;
+      }
+    // Only the first size times its problems; the others reuse its choices.
+    EXPECT_EQ(slinrt_context_counters(gpu).tuned_gemms - before,
+              i == 0 ? problems : 0)
+        << "M " << m << " K " << k;
+  }
 }
 
 TEST_F(CUDARuntimeTest, Fp8ScaledGemmMisalignedBiasAndEmptyK) {

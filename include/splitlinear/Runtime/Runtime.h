@@ -236,6 +236,7 @@ typedef struct slinrt_counters {
   int64_t scaled_gemms;     ///< scaled (FP8) GEMM entry calls completed
   int64_t quantizations;    ///< FP8 amax / cast calls completed
   int64_t decode_gemms;     ///< scaled GEMMs run by the small-M FP8 kernel
+  int64_t tuned_gemms;      ///< FP8 problems whose algorithm was timed
 } slinrt_counters;
 /// A snapshot of the context's counters.
 SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx);
