@@ -698,14 +698,11 @@ struct TuneResult {
 /// `first`, timed on `ops`; `first` itself when nothing else runs faster or
 /// timing is impossible (the stream is being captured, events fail: then
 /// `timed` is false).
-TuneResult
-tuneScaledAlgorithm(DeviceState &dev, const AlgoKey &key,
-                    cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t aLayout,
-                    cublasLtMatrixLayout_t bLayout,
-                    cublasLtMatrixLayout_t dLayout,
-                    cublasLtMatmulPreference_t pref,
-                    const cublasLtMatmulAlgo_t &first,
-                    const TuneOperands &given) {
+TuneResult tuneScaledAlgorithm(
+    DeviceState &dev, const AlgoKey &key, cublasLtMatmulDesc_t desc,
+    cublasLtMatrixLayout_t aLayout, cublasLtMatrixLayout_t bLayout,
+    cublasLtMatrixLayout_t dLayout, cublasLtMatmulPreference_t pref,
+    const cublasLtMatmulAlgo_t &first, const TuneOperands &given) {
   TuneOperands ops = given;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(ops.stream, &capture) != cudaSuccess ||
@@ -832,8 +829,7 @@ tunedAlgorithm(slinrt_context &ctx, DeviceState &dev, const AlgoKey &key,
     auto choice = std::make_shared<AlgoEntry>();
     choice->found = true;
     choice->algo = tuned.algo;
-    dev.tunedBuckets.insert(bucket, std::move(choice),
-                            HeuristicOutcome::Found);
+    dev.tunedBuckets.insert(bucket, std::move(choice), HeuristicOutcome::Found);
   }
   return tuned.algo;
 }

@@ -1111,8 +1111,8 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmTunedOncePerBucket) {
   if (!maxM || std::atoll(maxM) < 2032)
     GTEST_SKIP() << "needs SPLITLINEAR_FP8_AUTOTUNE_MAX_M >= 2032";
   std::mt19937_64 rng(2048);
-  const std::pair<int64_t, int64_t> sizes[] = {{1040, 256}, {2032, 256},
-                                               {1040, 240}};
+  const std::pair<int64_t, int64_t> sizes[] = {
+      {1040, 256}, {2032, 256}, {1040, 240}};
   for (size_t i = 0; i < std::size(sizes); ++i) {
     auto [m, k] = sizes[i];
     int64_t before = slinrt_context_counters(gpu).tuned_gemms;
@@ -1120,9 +1120,9 @@ TEST_F(CUDARuntimeTest, Fp8ScaledGemmTunedOncePerBucket) {
     for (slinrt_scaling scaling :
          {SLINRT_SCALING_TENSORWISE, SLINRT_SCALING_OUTER_VECTOR})
       for (bool withBias : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "M " << m << " K " << k
-                                        << " scaling " << scaling << " bias "
-                                        << withBias);
+        SCOPED_TRACE(testing::Message()
+                     << "M " << m << " K " << k << " scaling " << scaling
+                     << " bias " << withBias);
         ScaledGemmCase c(rng, m, 208, k, SLINRT_F8E4M3FN, SLINRT_F8E4M3FN,
                          SLINRT_BF16, scaling, withBias);
         runScaledGemmOnGpu(gpu, stream, c, /*fastAccum=*/1);
