@@ -12,8 +12,9 @@ and data:
 * ``splitlinear_fp8_tensorwise`` / ``_rowwise``: ``options={"fp8": ...}``;
 * ``splitlinear_fp8_tensorwise_all`` / ``_rowwise_all`` (only when named): ``fp8_filter=()`` as
   well, so that ``lm_head`` runs in FP8 too;
-* ``splitlinear_fp8_tensorwise_nocache`` / ``_rowwise_nocache`` (only when named):
-  ``fp8_weight_cache=False``, to see what the weight cache costs in memory and saves in time;
+* ``splitlinear_fp8_tensorwise_cache`` / ``_rowwise_cache`` (only when named):
+  ``fp8_weight_cache=True``, to see what the weight cache costs in memory and saves in time
+  (``_nocache``: ``False``, the default, named);
 * ``torchao_fp8_tensorwise`` / ``_rowwise``: ``torchao.float8.convert_to_float8_training``
   (recipe by name, ``lm_head`` skipped as splitlinear's default filter does), then
   ``torch.compile`` with Inductor; skipped when torchao is not importable.
@@ -54,7 +55,8 @@ TINY = dict(hidden_size=64, intermediate_size=160, num_attention_heads=4, num_ke
 
 VARIANTS = ("inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
             "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_tensorwise_all",
-            "splitlinear_fp8_rowwise_all", "splitlinear_fp8_tensorwise_nocache", "splitlinear_fp8_rowwise_nocache")
+            "splitlinear_fp8_rowwise_all", "splitlinear_fp8_tensorwise_nocache", "splitlinear_fp8_rowwise_nocache",
+            "splitlinear_fp8_tensorwise_cache", "splitlinear_fp8_rowwise_cache")
 #: Run by default (the ``_all`` variants, lm_head in FP8 too, on request).
 DEFAULT_VARIANTS = VARIANTS[:6]
 
@@ -90,8 +92,11 @@ def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Call
             # Nothing skipped by name: lm_head runs in FP8 as well.
             recipe, options["fp8_filter"] = recipe.removesuffix("_all"), ()
         if recipe.endswith("_nocache"):
-            # No FP8 weight cache: the FP8 copies live only as long as autograd keeps them.
+            # No FP8 weight cache (the default, named): the FP8 copies live only as long as autograd keeps them.
             recipe, options["fp8_weight_cache"] = recipe.removesuffix("_nocache"), False
+        if recipe.endswith("_cache"):
+            # The FP8 weight cache: each group cast once per optimizer step, kept until it.
+            recipe, options["fp8_weight_cache"] = recipe.removesuffix("_cache"), True
         return torch.compile(model, backend="splitlinear", options={**options, "fp8": recipe})
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
 

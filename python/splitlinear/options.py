@@ -122,18 +122,24 @@ class SplitLinearOptions:
             the linear in FP8 (torchao's ``module_filter_fn``, given the FQN
             only). Either way a linear whose K or output rows are not multiples
             of 16 (what the FP8 GEMM needs) stays in its own precision.
-        fp8_weight_cache: with ``fp8``, quantize each weight group once while
-            its parts do not change (``fp8_linear(cache_weights=True)``: across
-            gradient-accumulation micro-batches and no_grad forwards, until the
-            optimizer step or any other in-place change bumps a part's version
-            counter, or its storage changes), keeping an FP8 copy of those
-            weights (half their bfloat16 bytes, the transposed copy as much
-            again in training). ``False`` keeps no FP8 weight between the
-            forward and the backward: the backward casts the transposed copy
-            again from the parts, as torchao does. On the H200 training step
-            of ``bench/fp8_train.py`` (2 Llama-3-8B layers) that took 832 MiB
-            off the peak (9136 MiB, torchao's 9141) and added 0.5-0.9 ms
-            (two runs) to a 50 ms step.
+        fp8_weight_cache: with ``fp8``, ``True`` quantizes each weight group
+            once while its parts do not change (``fp8_linear(cache_weights=
+            True)``: across gradient-accumulation micro-batches and no_grad
+            forwards, until the optimizer step or any other in-place change
+            bumps a part's version counter, or its storage changes), keeping
+            an FP8 copy of every weight group (half their bfloat16 bytes, the
+            transposed copy as much again in training) until the optimizer
+            step. ``False`` (default, as torchao; TransformerEngine's weight
+            caching is opt-in too) keeps no FP8 weight between the forward
+            and the backward: the backward casts the transposed copy again
+            from the parts. The cache gains nothing when each weight version
+            is read by one forward (one micro-batch per step; FSDP2, whose
+            all-gathers make new versions every forward) and would hold FP8
+            copies of every layer's (unsharded) weights through the backward.
+            On the H200 training step of ``bench/fp8_train.py`` (2
+            Llama-3-8B layers, one micro-batch) the default's peak was 832
+            MiB lower (9136 MiB, torchao's 9141) and its step 0.5-0.9 ms (two
+            runs) longer than the cache's, of 50 ms.
         fp8_activation_quant: where the activations of FP8 serving linears
             (:mod:`splitlinear.serving`) are quantized: ``"op"`` (default:
             inside ``fp8_serving_linear``, one quantization kernel per
@@ -153,7 +159,7 @@ class SplitLinearOptions:
     inductor_options: Mapping[str, Any] | None = None
     fp8: Fp8Recipe | None = None
     fp8_filter: Fp8Filter | None = None
-    fp8_weight_cache: bool = True
+    fp8_weight_cache: bool = False
     fp8_activation_quant: Fp8ActivationQuant = "op"
 
     def __post_init__(self) -> None:
@@ -212,7 +218,7 @@ class SplitLinearOptions:
             raise ValueError(
                 f"splitlinear: option 'fp8' must be one of {list(FP8_RECIPES)} or None, got {self.fp8!r}"
             )
-        if self.fp8 is None and not self.fp8_weight_cache:
+        if self.fp8 is None and self.fp8_weight_cache:
             raise ValueError("splitlinear: option 'fp8_weight_cache' needs option 'fp8' (a recipe name)")
         flt = self.fp8_filter
         if flt is None:

@@ -44,7 +44,7 @@ def _grads(m: torch.nn.Module) -> dict[str, torch.Tensor]:
     ({"fp8": "rowwise", "fp8_filter": "lm_head"}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_filter": [3]}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_weight_cache": 1}, "option 'fp8_weight_cache' must be a bool"),
-    ({"fp8_weight_cache": False}, "option 'fp8_weight_cache' needs option 'fp8'"),
+    ({"fp8_weight_cache": True}, "option 'fp8_weight_cache' needs option 'fp8'"),
 ])
 def test_bad_options_name_the_option(bad: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
@@ -80,7 +80,8 @@ def test_matches_eager_fp8_linear(op, recipe: str, bias: bool, tmp_path) -> None
     for name in g:
         torch.testing.assert_close(g[name], g_ref[name], rtol=1e-5, atol=1e-6, msg=name)
     text = _dump_after(tmp_path)
-    assert text.count(f"= splitlinear_fx_fp8_fp8_linear_{recipe}_cached(") == FP8_REGIONS, text
+    # The weight cache is off by default: the uncached form of the op.
+    assert text.count(f"= splitlinear_fx_fp8_fp8_linear_{recipe}(") == FP8_REGIONS, text
 
 
 def test_default_filter_skips_lm_head_and_odd_dims(op, tmp_path) -> None:
@@ -99,7 +100,7 @@ def test_filter_option(op, flt, tmp_path) -> None:
     out = compile_sl(model, fp8="rowwise", fp8_filter=flt, dump_dir=str(tmp_path))(x)
     text = _dump_after(tmp_path)
     # Every *_proj stays in float32; lm_head (the default skip is replaced) runs in FP8.
-    assert text.count("= splitlinear_fx_fp8_fp8_linear_rowwise_cached(") == 1 and "with 1 parts" in text, text
+    assert text.count("= splitlinear_fx_fp8_fp8_linear_rowwise(") == 1 and "with 1 parts" in text, text
     want = op.fp8_linear(_hidden(model, x), [model.lm_head.weight], recipe="rowwise")
     torch.testing.assert_close(out[0], want, rtol=1e-4, atol=1e-4)
 
@@ -191,7 +192,7 @@ def test_graph_with_own_fp8_runs_uncached_under_inductor(op, fallback: str, cach
     from splitlinear.fx.driver import rewrite_graph
 
     gm, example = _dynamo_graph(_OwnFp8(), torch.randn(4, 64))
-    plan = rewrite_graph(gm, example, {"fp8": "tensorwise", "fallback": fallback})
+    plan = rewrite_graph(gm, example, {"fp8": "tensorwise", "fallback": fallback, "fp8_weight_cache": True})
     assert len(plan.regions) == 1
     assert ("fp8_linear_tensorwise_cached(" in gm.code) == cached, gm.code
     assert "fp8_linear_tensorwise(" in gm.code or cached

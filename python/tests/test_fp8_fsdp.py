@@ -4,7 +4,7 @@ Each rank trains a tiny float32 Llama with ``fp8="tensorwise"`` on its own batch
 reference is the unsharded model compiled the same way, run on every rank's batch, with
 the gradients averaged as FSDP2 averages them. FP8 scales depend only on the (full,
 all-gathered) weights and each batch, so losses are equal and gradients equal up to the
-order of the cross-rank sum; the weight cache (on by default) must not serve a stale cast
+order of the cross-rank sum; the weight cache (when turned on) must not serve a stale cast
 across all-gathers, reshards and optimizer steps.
 """
 
@@ -32,8 +32,10 @@ def _full(t: torch.Tensor) -> torch.Tensor:
     return t.full_tensor() if hasattr(t, "full_tensor") else t
 
 
-def _worker(reshard_after_forward: bool) -> None:
+def _worker(reshard_after_forward: bool, cache: bool) -> None:
     from torch.distributed.fsdp import fully_shard
+
+    options = {**OPTIONS, "fp8_weight_cache": True} if cache else OPTIONS  # off: the default
 
     rank = dist.get_rank()
     torch.manual_seed(7)
@@ -44,8 +46,8 @@ def _worker(reshard_after_forward: bool) -> None:
         fully_shard(layer, mesh=mesh, reshard_after_forward=reshard_after_forward)
     fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
     pack_fsdp_parameters(model)
-    compiled = torch.compile(model, backend="splitlinear", options=OPTIONS)
-    compiled_ref = torch.compile(reference, backend="splitlinear", options=OPTIONS)
+    compiled = torch.compile(model, backend="splitlinear", options=options)
+    compiled_ref = torch.compile(reference, backend="splitlinear", options=options)
     opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (reference, model)]
     for step in range(3):
         g = torch.Generator().manual_seed(100 + step)
@@ -54,6 +56,10 @@ def _worker(reshard_after_forward: bool) -> None:
         torch.stack(ref_losses).mean().backward()
         splitlinear.reset_stats()
         loss = compiled(input_ids=batches[rank], labels=batches[rank], use_cache=False).loss
+        if not cache:
+            # Regression: the cache, then on by default, kept W8 and W8ᵀ of every layer's all-gathered
+            # weights (2 bytes per unsharded element) through the backward, and never hit.
+            assert splitlinear.ops.fp8_weight_cache_info()["bytes"] == 0
         loss.backward()
         assert splitlinear.stats()["scaled_views"] > 0  # the FP8 GEMMs ran
         torch.testing.assert_close(loss, ref_losses[rank].detach(), rtol=0, atol=0)
@@ -69,6 +75,9 @@ def _worker(reshard_after_forward: bool) -> None:
         torch.testing.assert_close(_full(p.detach()), p_ref.detach(), rtol=1e-5, atol=1e-6, msg=name)
 
 
-@pytest.mark.parametrize("reshard_after_forward", [True, False])
-def test_fp8_training_under_fsdp2_matches_unsharded(op: object, tmp_path: Path, reshard_after_forward: bool) -> None:
-    spawn(_worker, tmp_path, reshard_after_forward)
+@pytest.mark.parametrize(("reshard_after_forward", "cache"), [(True, True), (False, True), (True, False)])
+def test_fp8_training_under_fsdp2_matches_unsharded(op: object, tmp_path: Path, reshard_after_forward: bool,
+                                                    cache: bool) -> None:
+    """With the weight cache on, it must not serve a stale cast; with it off (the default), no FP8
+    weight is kept past the forward."""
+    spawn(_worker, tmp_path, reshard_after_forward, cache)

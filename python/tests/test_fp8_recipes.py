@@ -136,7 +136,7 @@ def test_cudagraph_mode_runs_uncached(op) -> None:
     cache (a replay casts anyway; a warm-up run's entry would be a block the graph pool does not track)."""
     op.fp8_weight_cache_clear()
     model, ref = _pair(26)
-    compiled = compile_sl(model, fp8="tensorwise", mode="reduce-overhead")
+    compiled = compile_sl(model, fp8="tensorwise", mode="reduce-overhead", fp8_weight_cache=True)
     x = torch.randn(4, 64)
     for a, b in zip(compiled(x), ref.reference(x, "tensorwise")):
         _close(a, b)
@@ -193,8 +193,8 @@ def test_cudagraph_mode_training_equals_the_cached_graph(op, device: str) -> Non
     torch.manual_seed(28)
     models = [Block().to(device), None]
     models[1] = copy.deepcopy(models[0])
-    compiled = [compile_sl(models[0], fp8="tensorwise", mode="reduce-overhead"),
-                compile_sl(models[1], fp8="tensorwise")]
+    compiled = [compile_sl(models[0], fp8="tensorwise", mode="reduce-overhead", fp8_weight_cache=True),
+                compile_sl(models[1], fp8="tensorwise", fp8_weight_cache=True)]
     opts = [torch.optim.SGD(m.parameters(), lr=0.05) for m in models]
     for step in range(3):
         x = torch.randn(8, 64, generator=torch.Generator().manual_seed(step)).to(device)

@@ -45,7 +45,7 @@ def test_compiled_before_trainer_fp8(op, tmp_path) -> None:
     model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**CONFIG))
     baseline = copy.deepcopy(model)
     model.forward = torch.compile(model.forward, backend="splitlinear",
-                                  options={"fp8": "tensorwise", "fallback": "eager"})
+                                  options={"fp8": "tensorwise", "fallback": "eager", "fp8_weight_cache": True})
     losses = _train(model, tmp_path, "fp8")
     want = _train(baseline, tmp_path, "base")
     assert len(losses) == len(want) == 4

@@ -150,7 +150,7 @@ def test_compiled_training_quantizes_once_per_step(op, fallback: str) -> None:
     torch.manual_seed(5)
     model = Block()
     ref = copy.deepcopy(model)
-    compiled = compile_sl(model, fallback=fallback, fp8="tensorwise")
+    compiled = compile_sl(model, fallback=fallback, fp8="tensorwise", fp8_weight_cache=True)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-2)
     probe = torch.randn(2, 8, 64)  # the no_grad forward: the training shape (no recompile)
@@ -214,7 +214,7 @@ def test_compiled_optimizer_step_clears(op, kind: str, fallback: str) -> None:
     forward after a step equals an uncached ``fp8_linear`` on the current weights."""
     torch.manual_seed(0)
     model = _TwoParts()
-    f = compile_sl(model, fp8="tensorwise", fallback=fallback)
+    f = compile_sl(model, fp8="tensorwise", fallback=fallback, fp8_weight_cache=True)
     opt = torch.optim.AdamW(model.parameters(), lr=0.1, **{kind: True})
     step = torch.compile(opt.step)
     x = torch.randn(16, K)
@@ -252,6 +252,25 @@ def test_option_off_does_not_cache(op) -> None:
     compile_sl(model, fp8="tensorwise", fp8_weight_cache=False)(torch.randn(2, 64))
     info = op.fp8_weight_cache_info()
     assert info["misses"] == 0 and info["entries"] == 0, info
+
+
+def test_default_keeps_no_fp8_weights(op) -> None:
+    """The option is off by default (as torchao; regression: on by default it kept W8 and W8ᵀ of
+    every group through the backward of a one-micro-batch step, where they are never reused)."""
+    torch.manual_seed(6)
+    model = Block()
+    ref = copy.deepcopy(model)
+    x = torch.randn(2, 8, 64)
+    y = compile_sl(model, fp8="tensorwise")(x)
+    info = op.fp8_weight_cache_info()
+    assert info["misses"] == 0 and info["entries"] == 0 and info["bytes"] == 0, info
+    y[0].square().mean().backward()
+    ref.reference(x, "tensorwise")[0].square().mean().backward()
+    assert op.fp8_weight_cache_info()["entries"] == 0
+    for (name, p), r in zip(model.named_parameters(), ref.parameters()):
+        if r.grad is not None:
+            err = ((p.grad - r.grad).norm() / r.grad.norm()).item()
+            assert err <= 1e-6, (name, err)
 
 
 class _Siblings(torch.nn.Module):
@@ -341,7 +360,7 @@ def test_compiled_forward_sees_a_write_through_a_packed_state_dict_entry(op) -> 
             return torch.cat([self.inner.q(x), self.inner.k(x)], -1)
 
     m = Cat(_packed_siblings(14))
-    cm = compile_sl(m, fp8="tensorwise")
+    cm = compile_sl(m, fp8="tensorwise", fp8_weight_cache=True)
     x = torch.randn(8, K)
     with torch.no_grad():
         old = cm(x).clone()
