@@ -11,8 +11,9 @@
 //  * dgrad: dx = dy · W = (dy · diag(ŝ)) · W8. The weight scales cannot be
 //    carried by outer-vector scales here (the GEMM contracts over N, across
 //    the parts), so they are folded into dy's columns before dy is
-//    quantized to e5m2: one GEMM with the transposed FP8 weight W8ᵀ [K, N]
-//    that the forward's cast wrote in the same pass.
+//    quantized to e5m2: one GEMM with the transposed FP8 weight W8ᵀ [K, N],
+//    cast by the backward from the parts the forward saved (or found in the
+//    weight cache).
 //  * wgrad: dW = dyᵀ · x, which does not involve the weight scales: one
 //    e5m2 × e4m3 GEMM over dy's and x's transposed FP8 copies (TN, K-major),
 //    or, for `rowwise_with_gw_hp`, the high-precision `linear_wgrad`, per
@@ -73,15 +74,21 @@ public:
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
     SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
     bool needInput = call.needs.input, anyWeight = call.needs.anyWeight();
-    // Without the weight cache backward recasts the parts. It saves
-    // detached aliases of them, as F.linear saves w.t(): an alias keeps the
-    // forward's storage when `p.data = t` swaps the Parameter's, and
-    // detach() shares the version counter, so an in-place change still
-    // raises autograd's "modified by an inplace operation". Made before the
-    // guard below, which would leave the counter unshared.
-    bool recastWeights = needInput && !cacheWeights;
+    // Backward casts W8ᵀ from the parts, through the weight cache when it is
+    // on: the first backward of a weight version casts W8 and W8ᵀ and stores
+    // them, later forwards and backwards find them. (Were the forward to
+    // write W8ᵀ too, the two casts would be the same call, which AOTAutograd's
+    // CSE merges: the forward's W8ᵀ would then be saved, not the parts.) It
+    // saves detached aliases of the parts,
+    // as F.linear saves w.t(): an alias keeps the forward's storage when
+    // `p.data = t` swaps the Parameter's, and detach() shares the version
+    // counter, so an in-place change between forward and backward raises
+    // autograd's "modified by an inplace operation", with the cache too
+    // (which used to save its W8ᵀ instead and silently ran the backward on
+    // the old weights). Made before the guard below, which would leave the
+    // counter unshared.
     std::vector<at::Tensor> weightViews;
-    if (recastWeights)
+    if (needInput)
       for (const at::Tensor &w : weight)
         weightViews.push_back(w.detach());
     at::AutoDispatchBelowADInplaceOrView guard;
@@ -94,12 +101,9 @@ public:
                            rowwise ? "rows" : "tensor", std::nullopt,
                            /*write_out=*/true, xTransposed);
     // Without the weight cache no FP8 copy of the weights outlives this
-    // GEMM: backward casts W8ᵀ again from the parts (views, above), which
-    // autograd saves at no cost and checks for in-place changes, so the
-    // bytes are the forward's (as torchao recasts its weights). With the
-    // cache, the cache holds W8ᵀ anyway, so it is saved instead.
-    auto [w8, w8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
-        weight, at::kFloat8_e4m3fn, needInput && !recastWeights, cacheWeights);
+    // GEMM (as torchao recasts its weights).
+    auto [w8, unusedW8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
+        weight, at::kFloat8_e4m3fn, /*write_transposed=*/false, cacheWeights);
     std::vector<at::Tensor> oneBias;
     if (hasBias)
       oneBias.push_back(at::cat(*bias));
@@ -109,17 +113,11 @@ public:
         hasBias ? std::optional<at::TensorList>(oneBias) : std::nullopt,
         input.scalar_type(), /*fast_accum=*/true);
 
-    // Only what backward reads: W8ᵀ (or the parts) and ŝ for dgrad; x's FP8
-    // transpose and its scale (or x itself, for high-precision wgrad) for
-    // wgrad.
+    // Only what backward reads: the parts for dgrad; x's FP8 transpose and
+    // its scale (or x itself, for high-precision wgrad) for wgrad.
     std::vector<at::Tensor> saved;
-    if (needInput) {
-      if (recastWeights)
-        saved.insert(saved.end(), weightViews.begin(), weightViews.end());
-      else
-        saved.push_back(w8t);
-      saved.push_back(rowScaleInv);
-    }
+    if (needInput)
+      saved.insert(saved.end(), weightViews.begin(), weightViews.end());
     if (anyWeight) {
       if (recipe == Fp8Recipe::RowwiseWithGwHp) {
         saved.push_back(input);
@@ -138,7 +136,7 @@ public:
     ctx->save_for_backward(saved);
     ctx->saved_data["recipe"] = static_cast<int64_t>(recipe);
     ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
-    ctx->saved_data["recast_weights"] = recastWeights;
+    ctx->saved_data["cache_weights"] = cacheWeights;
     return y;
   }
 
@@ -171,18 +169,16 @@ public:
         recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
     at::Tensor dy8t, sdy;
     if (needs.input) {
-      at::Tensor w8t;
-      if (ctx->saved_data["recast_weights"].toBool()) {
-        std::vector<at::Tensor> weight(saved.begin() + next,
-                                       saved.begin() + next + n);
-        next += n;
-        w8t = std::get<1>(h.fp8CastParts.call(weight, at::kFloat8_e4m3fn,
-                                              /*write_transposed=*/true,
-                                              /*cache=*/false));
-      } else {
-        w8t = saved[next++];
-      }
-      const at::Tensor &rowScaleInv = saved[next++];
+      // W8ᵀ and ŝ of the parts as they are now (the forward's values, unless
+      // a write that bumps no version changed them; then dgrad uses the new
+      // weights with their own scales, as eager F.linear would).
+      std::vector<at::Tensor> weight(saved.begin() + next,
+                                     saved.begin() + next + n);
+      next += n;
+      auto [unusedW8, w8t, unusedPartScaleInv, rowScaleInv] =
+          h.fp8CastParts.call(weight, at::kFloat8_e4m3fn,
+                              /*write_transposed=*/true,
+                              ctx->saved_data["cache_weights"].toBool());
       at::Tensor dz8, sz, sw;
       if (lonePart) {
         auto [out, outT, scaleInv] = h.fp8Quantize.call(
