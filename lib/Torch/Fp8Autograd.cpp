@@ -77,16 +77,15 @@ public:
     // Backward casts W8ᵀ from the parts, through the weight cache when it is
     // on: the first backward of a weight version casts W8 and W8ᵀ and stores
     // them, later forwards and backwards find them. (Were the forward to
-    // write W8ᵀ too, the two casts would be the same call, which AOTAutograd's
-    // CSE merges: the forward's W8ᵀ would then be saved, not the parts.) It
-    // saves detached aliases of the parts,
-    // as F.linear saves w.t(): an alias keeps the forward's storage when
-    // `p.data = t` swaps the Parameter's, and detach() shares the version
-    // counter, so an in-place change between forward and backward raises
-    // autograd's "modified by an inplace operation", with the cache too
-    // (which used to save its W8ᵀ instead and silently ran the backward on
-    // the old weights). Made before the guard below, which would leave the
-    // counter unshared.
+    // write W8ᵀ too, the two casts would be the same call, which
+    // AOTAutograd's CSE merges: the forward's W8ᵀ would then be saved, not
+    // the parts.) The parts are saved as detached aliases, as F.linear saves
+    // w.t(): an alias keeps the forward's storage when `p.data = t` swaps the
+    // Parameter's, and detach() shares the version counter, so an in-place
+    // change between forward and backward raises autograd's "modified by an
+    // inplace operation", with the cache too (which used to save its W8ᵀ
+    // instead, and the backward silently ran on the old weights). Made
+    // before the guard below, which would leave the counter unshared.
     std::vector<at::Tensor> weightViews;
     if (needInput)
       for (const at::Tensor &w : weight)
@@ -169,9 +168,10 @@ public:
         recipe == Fp8Recipe::Tensorwise && n == 1 && call.rows[0] > 0;
     at::Tensor dy8t, sdy;
     if (needs.input) {
-      // W8ᵀ and ŝ of the parts as they are now (the forward's values, unless
-      // a write that bumps no version changed them; then dgrad uses the new
-      // weights with their own scales, as eager F.linear would).
+      // W8ᵀ and ŝ of the parts as they are now: the forward's values, unless
+      // a write that bumps no version changed them. Then, uncached, dgrad
+      // uses the new weights with their own scales, as eager F.linear
+      // would.
       std::vector<at::Tensor> weight(saved.begin() + next,
                                      saved.begin() + next + n);
       next += n;
