@@ -207,10 +207,10 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
 
     - dgrad ``dx = dy · W = (dy · diag(ŝ)) · W8``: the parts' scales are folded
       into ``dy``'s columns while ``dy`` is quantized to ``float8_e5m2`` (per
-      tensor, or per row), then one GEMM with the transposed FP8 weight (with
-      ``cache_weights``, the one the forward's cast wrote; without, cast again
-      from the parts in backward, the same bytes, so that no FP8 weight is
-      held between forward and backward);
+      tensor, or per row), then one GEMM with the transposed FP8 weight, cast
+      again from the parts in backward (the same bytes, so that no FP8 weight
+      is held between forward and backward, and a part changed in place since
+      the forward raises; with ``cache_weights``, through the cache);
     - wgrad ``dW = dyᵀ · x``: one ``e5m2 × e4m3`` GEMM over the transposed FP8
       copies of ``dy`` and ``x`` (``rowwise``: one scale per column, over the
       tokens), or in the input's precision for ``rowwise_with_gw_hp``. Each
@@ -226,11 +226,12 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
         recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``
             (torchao's names and meanings).
         cache_weights: cast the weight parts through the FP8 weight cache
-            (:func:`fp8_cast_parts` with ``cache=True``): quantized once while
-            they do not change (gradient-accumulation micro-batches, no_grad
-            forwards), at the cost of keeping their FP8 copies. Without it the
-            backward casts the transposed copy again (an amax pass and a cast
-            of the parts) instead of keeping it from the forward.
+            (:func:`fp8_cast_parts` with ``cache=True``): quantized at most
+            twice while they do not change (``W8`` by the first forward,
+            ``W8`` and its transpose by the first backward; then reused by
+            gradient-accumulation micro-batches and no_grad forwards), at the
+            cost of keeping their FP8 copies. Without it every backward casts
+            the transposed copy again (an amax pass and a cast of the parts).
 
     Returns:
         A new ``[..., ΣN_i]`` tensor of ``input``'s dtype. Under

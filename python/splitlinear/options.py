@@ -123,10 +123,12 @@ class SplitLinearOptions:
             only). Either way a linear whose K or output rows are not multiples
             of 16 (what the FP8 GEMM needs) stays in its own precision.
         fp8_weight_cache: with ``fp8``, ``True`` quantizes each weight group
-            once while its parts do not change (``fp8_linear(cache_weights=
-            True)``: across gradient-accumulation micro-batches and no_grad
-            forwards, until the optimizer step or any other in-place change
-            bumps a part's version counter, or its storage changes), keeping
+            at most twice while its parts do not change (``W8`` in the first
+            forward, ``W8`` and ``W8ᵀ`` in the first backward;
+            ``fp8_linear(cache_weights=True)``: across gradient-accumulation
+            micro-batches and no_grad forwards, until the optimizer step or
+            any other in-place change bumps a part's version counter, or its
+            storage changes), keeping
             an FP8 copy of every weight group (half their bfloat16 bytes, the
             transposed copy as much again in training) until the optimizer
             step. ``False`` (default, as torchao; TransformerEngine's weight
