@@ -3,7 +3,8 @@
 // One process-wide table of entries, each the key of the parts one
 // fp8_cast_parts call cast and that call's result. Lookups compare every
 // part's identity and version (Fp8WeightCache.h); storages are held weakly,
-// and entries whose storage died are dropped at the next store.
+// and entries whose storage died are dropped, their FP8 copies freed, at the
+// next lookup or fp8WeightCacheInfo call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,6 +139,21 @@ void pruneWatched(Cache &c) {
                   c.watched.end());
 }
 
+/// Moves the entries whose parts' storage died (they can never be hit again)
+/// out of `c`, so that the caller, which holds the mutex, frees their FP8
+/// copies after releasing it.
+std::vector<Entry> takeDead(Cache &c) {
+  auto live = std::stable_partition(
+      c.entries.begin(), c.entries.end(), [](const Entry &e) {
+        return std::all_of(e.parts.begin(), e.parts.end(),
+                           [](const PartKey &k) { return k.alive(); });
+      });
+  std::vector<Entry> dead(std::make_move_iterator(live),
+                          std::make_move_iterator(c.entries.end()));
+  c.entries.erase(live, c.entries.end());
+  return dead;
+}
+
 /// The watched aliases overlapping `t`; the caller holds the mutex.
 AliasVersions aliasVersionsOf(const Cache &c, const at::Tensor &t) {
   AliasVersions out;
@@ -204,9 +220,11 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
     }
     return cast();
   }
+  std::vector<Entry> dead; // freed after the lock is released
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     pruneWatched(c);
+    dead = takeDead(c);
     for (size_t i = 0; i < keys.size(); ++i)
       keys[i].aliases = aliasVersionsOf(c, parts[i]);
     for (const Entry &e : c.entries)
@@ -264,7 +282,9 @@ void splitlinear::clearFp8WeightCache(bool resetCounts) {
 
 c10::Dict<std::string, int64_t> splitlinear::fp8WeightCacheInfo() {
   Cache &c = cache();
+  std::vector<Entry> dead; // freed after the lock is released
   std::lock_guard<std::mutex> lock(c.mutex);
+  dead = takeDead(c);
   int64_t bytes = 0;
   for (const Entry &e : c.entries)
     bytes +=

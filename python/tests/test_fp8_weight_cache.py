@@ -137,6 +137,18 @@ def test_inplace_change_between_forward_and_backward_raises(op) -> None:
         y.square().sum().backward()
 
 
+def test_entries_of_dead_weights_are_dropped(op) -> None:
+    """Once a group's weights are freed its entry can never hit: the next look at the cache drops
+    it and frees its FP8 copy (found by a new-user test: entries of deleted models stayed counted,
+    and allocated, until the next store)."""
+    ws = _parts(9)
+    op.fp8_linear(torch.randn(4, K), ws, cache_weights=True)
+    assert op.fp8_weight_cache_info()["entries"] == 1
+    del ws
+    info = op.fp8_weight_cache_info()
+    assert info["entries"] == 0 and info["bytes"] == 0, info
+
+
 def test_inference_tensors_bypass(op) -> None:
     with torch.inference_mode():
         ws = [torch.randn(32, K)]
