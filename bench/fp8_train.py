@@ -121,11 +121,12 @@ KERNEL_CLASSES = (("triton (Inductor)", ("triton",)),
 FP8_QUANTIZE_CLASS = KERNEL_CLASSES[1][0]
 
 
-def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0) -> dict[str, float]:
+def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0,
+                  top_all: int = 0) -> dict[str, float]:
     """GPU ms per step by kernel class (KERNEL_CLASSES, else "other") over ``steps`` profiled steps.
 
     ``top_other`` > 0 also prints that many of the "other" and FP8 quantization classes' kernels,
-    by time."""
+    by time; ``top_all`` > 0 that many kernels of any class."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -134,6 +135,7 @@ def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0) 
         torch.cuda.synchronize()
     out: dict[str, float] = {}
     other: list[tuple[float, int, str]] = []
+    every: list[tuple[float, int, str]] = []
     for e in prof.key_averages():
         if e.device_type != torch.autograd.DeviceType.CUDA:
             continue
@@ -141,15 +143,18 @@ def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0) 
         cls = next((c for c, keys in KERNEL_CLASSES if any(k.lower() in name.lower() for k in keys)), "other")
         ms = e.self_device_time_total / 1e3 / steps
         out[cls] = out.get(cls, 0.0) + ms
+        every.append((ms, e.count // steps, f"{cls}: {name}"))
         if cls in ("other", FP8_QUANTIZE_CLASS):
-            other.append((ms, e.count // steps, f"{cls}: {name}"))
-    for ms, count, name in sorted(other, reverse=True)[:top_other]:
+            other.append(every[-1])
+    for ms, count, name in [*sorted(other, reverse=True)[:top_other], *sorted(every, reverse=True)[:top_all]]:
         print(f"   {ms:7.3f} ms/step {count:5d} calls/step  {name[:120]}")
+    out["total"] = sum(ms for ms, _, _ in every)
     return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
-                timed: int, fallback: str, profile: bool = False, top_other: int = 0) -> dict[str, Any]:
+                timed: int, fallback: str, profile: bool = False, top_other: int = 0,
+                top_all: int = 0) -> dict[str, Any]:
     model = copy.deepcopy(base)
     model.train()
     fn = compile_variant(model, variant, fallback)
@@ -176,7 +181,7 @@ def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Ten
             opt.step()
             opt.zero_grad(set_to_none=True)
 
-        kernels = profile_steps(one_step, top_other=top_other)
+        kernels = profile_steps(one_step, top_other=top_other, top_all=top_all)
         print(f"-- {variant}: GPU ms per step by kernel class: "
               + ", ".join(f"{k} {v:.2f}" for k, v in kernels.items()), flush=True)
     result = {
@@ -208,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="after timing, profile 3 steps of each variant and print GPU time per kernel class")
     p.add_argument("--profile-other", type=int, default=0, metavar="N",
                    help="with --profile, also print the N longest kernels of the 'other' class")
+    p.add_argument("--profile-top", type=int, default=0, metavar="N",
+                   help="with --profile, also print the N longest kernels of any class")
     p.add_argument("--quick", action="store_true", help="CPU smoke run: tiny config, 3 steps, fallback eager")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
@@ -225,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
                for _ in range(args.steps)]
-    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile, args.profile_other)
+    results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile, args.profile_other,
+                               args.profile_top)
                for v in variants}
 
     ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]

@@ -40,8 +40,14 @@ constexpr int kLaneRows = 8;
 constexpr int kTileRows = 4 * kLaneRows, kTileCols = 8 * kVec;
 /// Rows one warp of the column amax reduces before its atomics.
 constexpr int64_t kAmaxChunkRows = 2 * kTileRows;
-/// Largest row held in registers by the row quantizer: kThreads·kVec·8.
+/// Largest row held in registers by the row quantizer: kThreads·kVec·8
+/// elements in blocks of kThreads; 16-bit rows up to twice that (dY of
+/// Llama-3-8B's gate/up, 28672) in blocks of 2·kThreads (120 registers a
+/// thread, so one block per SM). Longer rows take the two-pass kernel, which
+/// streamed dY of gate/up at about 1.2 TB/s on the H200 (docs/Performance.md,
+/// 2026-12-04).
 constexpr int kMaxRowVectors = 8;
+constexpr int kLongRowThreads = 2 * kThreads;
 /// Resident blocks of the cast per SM (its register bound: 85 a thread for
 /// 16-bit sources; fp32 ones, twice the loads, would spill there and get 128).
 template <typename S> constexpr int castBlocksPerSM() {
@@ -75,6 +81,27 @@ __device__ __forceinline__ void loadVector(const S *p, float (&v)[kVec]) {
   }
 }
 
+/// colScale[c, c + kVec) (0 past `cols`): two 16-byte loads when the run
+/// is whole and 16-byte aligned. Scalar loads of a lane's 8 scales, 32
+/// bytes apart across the warp, touch a 32-byte sector per lane each: 8
+/// times the sectors of the data they scale.
+__device__ __forceinline__ void loadColScale(const float *colScale, int64_t c,
+                                             int64_t cols, float (&s)[kVec]) {
+  const float *p = colScale + c;
+  if (c + kVec <= cols && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
+    float4 lo = __ldg(reinterpret_cast<const float4 *>(p));
+    float4 hi = __ldg(reinterpret_cast<const float4 *>(p) + 1);
+    float all[kVec] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      s[j] = all[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      s[j] = c + j < cols ? __ldg(p + j) : 0.0f;
+  }
+}
+
 /// Loads up to kVec elements of row `r` of `part` from column `c` (those
 /// past `cols` are 0), times colScale when given. Vector loads when
 /// `vectorOk` (16-byte aligned rows, cols a multiple of kVec).
@@ -91,9 +118,11 @@ loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
       v[j] = c + j < cols ? toFloat(row[c + j]) : 0.0f;
   }
   if (colScale) {
+    float cs[kVec];
+    loadColScale(colScale, c, cols, cs);
 #pragma unroll
     for (int j = 0; j < kVec; ++j)
-      v[j] = c + j < cols ? v[j] * colScale[c + j] : 0.0f;
+      v[j] = c + j < cols ? v[j] * cs[j] : 0.0f;
   }
 }
 
@@ -151,9 +180,12 @@ __device__ __forceinline__ void storeRun(uint8_t *dst, uint2 q, int64_t n,
       dst[j] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
 }
 
-/// The block-wide maximum of `bits` (every thread gets it).
+/// The block-wide maximum of `bits` (every thread gets it), for blocks of
+/// `Threads` threads.
+template <int Threads = kThreads>
 __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
-  __shared__ uint32_t perWarp[kWarps];
+  constexpr int kBlockWarps = Threads / 32;
+  __shared__ uint32_t perWarp[kBlockWarps];
   bits = __reduce_max_sync(0xFFFFFFFFu, bits);
   int warp = threadIdx.x / 32;
   __syncthreads(); // perWarp may still be read by a previous call
@@ -162,7 +194,7 @@ __device__ __forceinline__ uint32_t blockMax(uint32_t bits) {
   __syncthreads();
   uint32_t best = 0;
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w)
+  for (int w = 0; w < kBlockWarps; ++w)
     best = max(best, perWarp[w]);
   return best;
 }
@@ -558,13 +590,14 @@ __global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
   }
 }
 
-/// Quantizes each row of x with its own amax, a block per row with the row
-/// in registers (kVec·V elements a thread, read 16 bytes at a time; rows
-/// with vectorOk and cols <= kThreads·kVec·V). The next row's loads are in
-/// flight while a row is reduced and written. Its grid is resident at once,
-/// so it lets a dependent decode GEMM start on the idle SMs right away.
-template <typename S, typename F8, int V>
-__global__ void __launch_bounds__(kThreads)
+/// Quantizes each row of x with its own amax, a block of `Threads` per row
+/// with the row in registers (kVec·V elements a thread, read 16 bytes at a
+/// time; rows with vectorOk and cols <= Threads·kVec·V). The next row's
+/// loads are in flight while a row is reduced and written. Its grid is
+/// resident at once, so it lets a dependent decode GEMM start on the idle
+/// SMs right away.
+template <typename S, typename F8, int V, int Threads = kThreads>
+__global__ void __launch_bounds__(Threads)
     quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale, float *amax,
                                   float *scaleInv, uint8_t *out,
                                   bool outVectorOk, uint8_t *outT) {
@@ -576,7 +609,7 @@ __global__ void __launch_bounds__(kThreads)
   auto loadRow = [&](int64_t r) {
 #pragma unroll
     for (int u = 0; u < V; ++u) {
-      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
       if (r < M && c < K)
 #pragma unroll
         for (int l = 0; l < kLoads; ++l)
@@ -584,13 +617,17 @@ __global__ void __launch_bounds__(kThreads)
               __ldg(reinterpret_cast<const uint4 *>(data + r * x.ld + c) + l);
     }
   };
-  // Only the raw row stays in registers (decoded twice) so that the
-  // prefetch of the next one costs few registers.
-  auto valueOf = [&](const uint4(&row)[kLoads], int64_t c, int j) {
+  // Only the raw row stays in registers (decoded twice, colScale loaded
+  // twice) so that the prefetch of the next one costs few registers.
+  auto valuesOf = [&](const uint4(&row)[kLoads], int64_t c, float(&v)[kVec]) {
     S elems[kVec];
     memcpy(elems, row, sizeof(elems));
-    float v = toFloat(elems[j]);
-    return colScale ? v * colScale[c + j] : v;
+    float cs[kVec];
+    if (colScale)
+      loadColScale(colScale, c, K, cs);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      v[j] = colScale ? toFloat(elems[j]) * cs[j] : toFloat(elems[j]);
   };
   int64_t r = blockIdx.x;
   loadRow(r);
@@ -599,17 +636,20 @@ __global__ void __launch_bounds__(kThreads)
     uint32_t best = 0;
 #pragma unroll
     for (int u = 0; u < V; ++u) {
-      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
 #pragma unroll
       for (int l = 0; l < kLoads; ++l)
         cur[u][l] = raw[u][l];
-      if (c < K)
+      if (c < K) {
+        float v[kVec];
+        valuesOf(cur[u], c, v);
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
-          best = max(best, absBits(valueOf(cur[u], c, j)));
+          best = max(best, absBits(v[j]));
+      }
     }
     loadRow(r + gridDim.x);
-    float rowAmax = bitCast<float>(blockMax(best));
+    float rowAmax = bitCast<float>(blockMax<Threads>(best));
     float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
     if (threadIdx.x == 0) {
       if (amax)
@@ -618,13 +658,14 @@ __global__ void __launch_bounds__(kThreads)
     }
 #pragma unroll
     for (int u = 0; u < V; ++u) {
-      int64_t c = (int64_t(u) * kThreads + threadIdx.x) * kVec;
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
       if (c >= K)
         continue;
       float v[kVec];
+      valuesOf(cur[u], c, v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        v[j] = valueOf(cur[u], c, j) * scale;
+        v[j] = v[j] * scale;
       uint2 q = encodeVector<F8>(v);
       if (out)
         storeRun(out + r * K + c, q, kVec, outVectorOk);
@@ -732,11 +773,12 @@ int64_t smCount() {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Blocks of kThreads of `kernel` resident on the whole device (at least
+/// Blocks of `threads` of `kernel` resident on the whole device (at least
 /// one per SM).
-template <typename Kernel> int64_t residentBlocks(Kernel kernel) {
+template <typename Kernel>
+int64_t residentBlocks(Kernel kernel, int threads = kThreads) {
   int perSM = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, kThreads,
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSM, kernel, threads,
                                                     0) != cudaSuccess ||
       perSM <= 0) {
     (void)cudaGetLastError();
@@ -900,13 +942,20 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
   return dispatchQuant(src, dst, [&](auto s, auto f) {
     using S = decltype(s);
     using F8 = decltype(f);
-    auto inRegisters = [&](auto kernel) {
+    auto inRegisters = [&](auto kernel, int threads = kThreads) {
       // Resident blocks only: each loops over rows, prefetching the next.
       unsigned grid =
-          unsigned(std::min<int64_t>(blocks, residentBlocks(kernel)));
-      return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
+          unsigned(std::min<int64_t>(blocks, residentBlocks(kernel, threads)));
+      return launchKernel(kernel, dim3(grid), dim3(threads), stream, x,
                           colScale, amax, scaleInv, out, outVectorOk, outT);
     };
+    if constexpr (sizeof(S) == 2) {
+      if (x.vectorOk && vectors > kMaxRowVectors &&
+          x.cols <= int64_t(kLongRowThreads) * kVec * kMaxRowVectors)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, kMaxRowVectors,
+                                                          kLongRowThreads>,
+                           kLongRowThreads);
+    }
     if (x.vectorOk && vectors <= kMaxRowVectors) {
       if (vectors <= 1)
         return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 1>);

@@ -785,6 +785,33 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
   EXPECT_GT(slinrt_context_counters(gpu).quantizations, 0);
 }
 
+TEST_F(CUDARuntimeTest, Fp8QuantizeLongRowsMatchesCPU) {
+  // Row quantization of long rows: the register kernel's longest rows in
+  // blocks of 256 threads (16384), its 512-thread form for 16-bit rows up to
+  // 32768 (dY of Llama-3-8B's gate/up has 28672), and past that the
+  // two-pass kernel. More rows than one SM-resident wave, so that blocks
+  // loop over rows with the next one in flight.
+  std::mt19937_64 rng(1931);
+  for (int64_t K : {16384, 16392, 28672, 32768, 32776})
+    for (slinrt_dtype src : {SLINRT_BF16, SLINRT_F16, SLINRT_F32})
+      for (bool withColScale : {false, true}) {
+        SCOPED_TRACE(testing::Message() << dtypeName(src) << " K=" << K
+                                        << (withColScale ? " colScale" : ""));
+        TestMatrix x = randomInput(rng, src, 140, K, 5.0, 0, 0);
+        std::vector<float> colScale(static_cast<size_t>(K));
+        std::uniform_real_distribution<double> sd(0.01, 4.0);
+        for (float &v : colScale)
+          v = float(sd(rng));
+        compareQuantize(gpu, cpu, src, SLINRT_F8E5M2, SLINRT_QUANT_ROWS, x,
+                        withColScale ? &colScale : nullptr,
+                        /*withOutT=*/false);
+      }
+  // outT from the 512-thread form, e4m3.
+  TestMatrix x = randomInput(rng, SLINRT_BF16, 40, 20000, 5.0, 0, 0);
+  compareQuantize(gpu, cpu, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x,
+                  nullptr);
+}
+
 TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
   // Dense rows with colScale take the amax's dense path, which keeps the
   // maxima of each column apart and scales them once (max_r |x · s_c| =
