@@ -98,13 +98,16 @@ void cpu::castParts(slinrt_context &, const PartsProblem &p) {
 
 void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   if (p.dual) {
-    // The two tensorwise quantizations the dual one stands for.
+    // The two quantizations the dual one stands for: tensorwise twice, or
+    // per row (folded) and per column (plain).
+    bool rows = p.axis == SLINRT_QUANT_ROWS;
     QuantizeProblem folded = p, plain = p;
     folded.dual = plain.dual = false;
     folded.outT = nullptr;
+    plain.axis = rows ? SLINRT_QUANT_COLS : SLINRT_QUANT_TENSOR;
     plain.colScale = nullptr;
     plain.out = nullptr;
-    plain.amax = p.amax + 1;
+    plain.amax = !p.amax ? nullptr : p.amax + (rows ? p.x.rows : 1);
     plain.scaleInv = p.scaleInvT;
     quantize(ctx, folded);
     quantize(ctx, plain);

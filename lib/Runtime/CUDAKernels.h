@@ -91,6 +91,21 @@ cudaError_t launchCastDual(slinrt_dtype src, slinrt_dtype dst,
                            uint8_t *outT, float *scaleInvT,
                            cudaStream_t stream);
 
+/// The rows/cols dual quantization of x [rows, cols]
+/// (slinrt_quantize_fp8_dual_rows): out = x · colScale (colScale may be
+/// NULL) with one scale per row (scaleInv [rows]), outT = xᵀ with one scale
+/// per column of x (scaleInvT [cols]); amax (may be NULL) gets the rows'
+/// then the columns' maxima. Rows wider than the register row kernel's
+/// 256-thread limit: a memset each, one amax pass taking both maxima, one
+/// cast writing both copies, and the scales' last kernels (the amax bits
+/// wait in scaleInv and scaleInvT meanwhile); narrower rows:
+/// launchQuantizeRows and launchQuantizeCols.
+cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
+                                   const Fp8Part &x, const float *colScale,
+                                   float *amax, float *scaleInv, uint8_t *out,
+                                   float *scaleInvT, uint8_t *outT,
+                                   cudaStream_t stream);
+
 /// Per-row (one launch) and per-column quantization of x: amax (may be
 /// NULL) and scaleInv get one entry per row / column. The per-column one is
 /// a memset, a column amax, the cast and a last kernel for the scales; it

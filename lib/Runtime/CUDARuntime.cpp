@@ -1398,6 +1398,13 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   Fp8Part x = partOf(p.x, p.src, 0);
   uint8_t *out = static_cast<uint8_t *>(p.out);
   uint8_t *outT = static_cast<uint8_t *>(p.outT);
+  if (p.dual && p.axis == SLINRT_QUANT_ROWS) {
+    checkCuda(launchQuantizeDualRows(p.src, p.dst, x, p.colScale, p.amax,
+                                     p.scaleInv, out, p.scaleInvT, outT,
+                                     stream),
+              "FP8 rows/cols dual quantization launch");
+    return;
+  }
   if (p.dual) {
     checkCuda(cudaMemsetAsync(p.amax, 0, 2 * sizeof(float), stream),
               "cudaMemsetAsync(amax)");

@@ -148,12 +148,15 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
 }
 
 QuantizeProblem slinrt::makeQuantizeDualProblem(
-    slinrt_dtype src, slinrt_dtype dst, const slinrt_memref2d *x,
-    const float *colScale, float *amax, float *scaleInv, void *out,
-    float *scaleInvT, void *outT) {
-  QuantizeProblem p = makeQuantizeProblem(src, dst, SLINRT_QUANT_TENSOR, x,
-                                          colScale, amax, scaleInv, out, outT);
-  requirePointer(colScale, "colScale (a dual quantization folds it into out)");
+    slinrt_dtype src, slinrt_dtype dst, slinrt_quant_axis axis,
+    const slinrt_memref2d *x, const float *colScale, float *amax,
+    float *scaleInv, void *out, float *scaleInvT, void *outT) {
+  QuantizeProblem p = makeQuantizeProblem(src, dst, axis, x, colScale, amax,
+                                          scaleInv, out, outT);
+  if (axis == SLINRT_QUANT_TENSOR)
+    requirePointer(
+        colScale,
+        "colScale (a dual quantization folds it into out)");
   requirePointer(scaleInvT, "scaleInvT");
   if (p.x.rows > 0 && p.x.cols > 0) {
     requirePointer(out, "out");
@@ -334,8 +337,24 @@ void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
   runQuantization(
       ctx, "slinrt_quantize_fp8_dual",
       [&] {
-        return makeQuantizeDualProblem(src, dst, x, colScale, amax, scaleInv,
-                                       out, scaleInvT, outT);
+        return makeQuantizeDualProblem(src, dst, SLINRT_QUANT_TENSOR, x,
+                                       colScale, amax, scaleInv, out, scaleInvT,
+                                       outT);
+      },
+      [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
+      SLINRT_ON_CUDA(cuda::quantize));
+}
+
+void slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
+                                   slinrt_dtype dst, const slinrt_memref2d *x,
+                                   const float *colScale, float *amax,
+                                   float *scaleInv, void *out, float *scaleInvT,
+                                   void *outT) {
+  runQuantization(
+      ctx, "slinrt_quantize_fp8_dual_rows",
+      [&] {
+        return makeQuantizeDualProblem(src, dst, SLINRT_QUANT_ROWS, x, colScale,
+                                       amax, scaleInv, out, scaleInvT, outT);
       },
       [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
       SLINRT_ON_CUDA(cuda::quantize));

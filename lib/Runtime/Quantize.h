@@ -46,8 +46,11 @@ struct QuantizeProblem {
   const float *colScale = nullptr;
   float *amax = nullptr, *scaleInv = nullptr;
   void *out = nullptr, *outT = nullptr;
-  /// Dual: out takes x · colScale (amax[0], scaleInv), outT takes x itself
-  /// with its own tensorwise scale (amax[1], scaleInvT).
+  /// Dual: out takes x · colScale, outT takes x itself. Along `axis`
+  /// TENSOR each with its own tensorwise scale (amax[0], scaleInv; amax[1],
+  /// scaleInvT); along ROWS out with one scale per row (amax[0, M),
+  /// scaleInv [M]) and outT with one per column of x (amax[M, M + K),
+  /// scaleInvT [K]).
   bool dual = false;
   float *scaleInvT = nullptr;
 };
@@ -81,6 +84,7 @@ QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                     const float *colScale, float *amax,
                                     float *scaleInv, void *out, void *outT);
 QuantizeProblem makeQuantizeDualProblem(slinrt_dtype src, slinrt_dtype dst,
+                                        slinrt_quant_axis axis,
                                         const slinrt_memref2d *x,
                                         const float *colScale, float *amax,
                                         float *scaleInv, void *out,

@@ -4,7 +4,8 @@
 // weight parts in one launch, a tiled cast (parts, tensorwise activations and
 // column-wise scales) that writes the row-major and the transposed output,
 // an elementwise cast for one dense input without outT, a block-per-row
-// quantizer that keeps its row in registers, and a column amax. Values, scales
+// quantizer that keeps its row in registers, a column amax, and a row and
+// column amax in one pass (with the cast's RowsCols form: the rowwise dual). Values, scales
 // and bytes follow Float8.h, shared with the CPU backend, in the same fp32
 // operations, so the targets agree bit for bit. On sm89+ the cast uses the
 // hardware FP8 conversion (round to nearest even, saturating to the finite
@@ -367,17 +368,24 @@ __device__ __forceinline__ WarpTile locateTile(const PartsArg &args,
 /// part, colScale, not PerColumn): out holds x · colScale with the scale of
 /// amax[0], and outT holds x itself with the scale of amaxT[0] (its
 /// scale_inv in scaleInvT[0]): the dgrad and wgrad casts of dy from one read.
-template <typename S, typename F8, bool PerColumn, bool Dual>
+/// Dual with RowsCols: out holds x · colScale with the scale of its row (from
+/// the amax bits in rowAmax[r]) and outT holds x with the scale of its column
+/// (colAmax[c]); no scale_inv is written (the caller's last kernel does).
+template <typename S, typename F8, bool PerColumn, bool Dual,
+          bool RowsCols = false>
 __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     castTilesKernel(PartsArg args, int64_t cols, int64_t totalRows,
                     int64_t colTiles, const float *colScale, const float *amax,
                     const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
                     uint8_t *outT, bool outTVectorOk, float *scaleInv,
-                    float *rowScaleInv, const float *amaxT, float *scaleInvT) {
+                    float *rowScaleInv, const float *amaxT, float *scaleInvT,
+                    const uint32_t *rowAmax) {
   static_assert(!(Dual && PerColumn), "Dual casts take one scale each");
+  static_assert(Dual || !RowsCols, "RowsCols is a dual cast");
+  constexpr bool kTensorDual = Dual && !RowsCols;
   constexpr float kMax = Fp8Format<F8>::kMax;
-  float scaleT = Dual ? fp8Scale(amaxT[0], kMax) : 1.0f;
-  if (Dual && blockIdx.x == 0 && threadIdx.x == 0)
+  float scaleT = kTensorDual ? fp8Scale(amaxT[0], kMax) : 1.0f;
+  if (kTensorDual && blockIdx.x == 0 && threadIdx.x == 0)
     scaleInvT[0] = 1.0f / scaleT;
   int lane = threadIdx.x % 32;
   int rg = lane / 8, cg = lane % 8;
@@ -388,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     WarpTile t = locateTile(args, tile, colTiles);
     const Fp8Part &part = args.parts[t.part];
     float partScale = 1.0f;
-    if (!PerColumn) {
+    if (!PerColumn && !RowsCols) {
       partScale = fp8Scale(amax[t.part], kMax);
       if (t.c0 == 0) {
         if (scaleInv && t.r0 == 0 && lane == 0)
@@ -409,11 +417,19 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
 #pragma unroll
     for (int j = 0; j < kVec; ++j) {
       cs[j] = colScale && j < nCols ? colScale[c + j] : 1.0f;
-      mul[j] = PerColumn
+      mul[j] = PerColumn || RowsCols
                    ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax)
                                 : 1.0f)
                    : partScale;
     }
+    // RowsCols: out's scale per row, outT's (mul) per column.
+    float rowMul[kLaneRows];
+#pragma unroll
+    for (int i = 0; i < kLaneRows; ++i)
+      rowMul[i] =
+          RowsCols && i < nRows
+              ? fp8Scale(bitCast<float>(rowAmax[part.rowOffset + r0 + i]), kMax)
+              : 1.0f;
     // q: the bytes outT takes, row by row. Dual writes out as it goes (x ·
     // colScale with the part's scale) and keeps x with scaleT in q; the
     // others keep out's bytes, which are also outT's.
@@ -463,7 +479,7 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
         rowValues(i, /*scaled=*/true, v);
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
-          v[j] = v[j] * mul[j];
+          v[j] = v[j] * (RowsCols ? rowMul[i] : mul[j]);
         q[i] = encodeVector<F8>(v);
         if (Dual) {
           if (i < nRows)
@@ -471,7 +487,7 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
           rowValues(i, /*scaled=*/false, v);
 #pragma unroll
           for (int j = 0; j < kVec; ++j)
-            v[j] = v[j] * scaleT;
+            v[j] = v[j] * (RowsCols ? mul[j] : scaleT);
           q[i] = encodeVector<F8>(v);
         }
       }
@@ -574,6 +590,100 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < kVec && j < nCols; ++j)
         if (best[j] != 0)
           atomicMax(&colAmax[c + j], best[j]);
+  }
+}
+
+/// rowAmax[r] = max(rowAmax[r], max_c |x[r, c] (· colScale[c])|) and
+/// colAmax[c] = max(colAmax[c], max_r |x[r, c]|) as float bits, from one
+/// read. A warp job is 64 rows x `tilesPerJob` tiles of 64 columns: one
+/// atomicMax per column and job (after the 8 lanes of a column meet by
+/// shuffles, as in colAmaxKernel), and one per row and job (after the 8
+/// lanes of a row meet). One tile per job, the rows' atomics made the pass
+/// slower than the separate row and column ones on the H200.
+template <typename S>
+__global__ void __launch_bounds__(kThreads, 2)
+    rowColAmaxKernel(Fp8Part x, int64_t colTiles, int64_t tilesPerJob,
+                     const float *colScale, uint32_t *rowAmax,
+                     uint32_t *colAmax) {
+  constexpr int kSteps = kAmaxChunkRows / kTileRows;
+  int lane = threadIdx.x % 32;
+  int rg = lane / 8, cg = lane % 8;
+  int64_t chunks = (x.rows + kAmaxChunkRows - 1) / kAmaxChunkRows;
+  int64_t groups = (colTiles + tilesPerJob - 1) / tilesPerJob;
+  int64_t jobs = chunks * groups;
+  int64_t warps = int64_t(gridDim.x) * kWarps;
+  for (int64_t job = blockIdx.x * int64_t(kWarps) + threadIdx.x / 32;
+       job < jobs; job += warps) {
+    int64_t rBegin = job / groups * kAmaxChunkRows;
+    int64_t rEnd = min(x.rows, rBegin + kAmaxChunkRows);
+    int64_t tileBegin = job % groups * tilesPerJob;
+    int64_t tileEnd = min(colTiles, tileBegin + tilesPerJob);
+    uint32_t rowBest[kSteps][kLaneRows] = {};
+    // Warp-uniform trip counts: maxima meet by shuffles.
+    for (int64_t tile = tileBegin; tile < tileEnd; ++tile) {
+      int64_t c = tile * kTileCols + cg * kVec;
+      int64_t nCols = min(int64_t(kVec), x.cols - c);
+      // Zeros where nothing is loaded: the values there are zeros too, and
+      // 0 · (uninitialized) could be a NaN.
+      float cs[kVec] = {};
+      if (colScale && nCols > 0)
+        loadColScale(colScale, c, x.cols, cs);
+      uint32_t best[kVec] = {};
+#pragma unroll
+      for (int step = 0; step < kSteps; ++step) {
+        int64_t r0 = rBegin + step * kTileRows + rg * kLaneRows;
+        float v[kLaneRows][kVec];
+        if (x.vectorOk && nCols == kVec && r0 + kLaneRows <= rEnd) {
+          const S *src = static_cast<const S *>(x.data) + r0 * x.ld + c;
+#pragma unroll
+          for (int i = 0; i < kLaneRows; ++i)
+            loadVector(src + i * x.ld, v[i]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kLaneRows; ++i) {
+            if (nCols > 0 && r0 + i < rEnd) {
+              loadRun<S>(x, x.cols, r0 + i, c, nullptr, x.vectorOk, v[i]);
+            } else {
+#pragma unroll
+              for (int j = 0; j < kVec; ++j)
+                v[i][j] = 0.0f;
+            }
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < kLaneRows; ++i)
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            best[j] = max(best[j], absBits(v[i][j]));
+            rowBest[step][i] =
+                max(rowBest[step][i],
+                    absBits(colScale ? v[i][j] * cs[j] : v[i][j]));
+          }
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        best[j] = max(best[j], __shfl_xor_sync(0xFFFFFFFFu, best[j], 8));
+        best[j] = max(best[j], __shfl_xor_sync(0xFFFFFFFFu, best[j], 16));
+      }
+      if (rg == 0)
+        for (int j = 0; j < kVec && j < nCols; ++j)
+          if (best[j] != 0)
+            atomicMax(&colAmax[c + j], best[j]);
+    }
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+      int64_t r0 = rBegin + step * kTileRows + rg * kLaneRows;
+#pragma unroll
+      for (int i = 0; i < kLaneRows; ++i) {
+#pragma unroll
+        for (int m = 1; m < 8; m *= 2)
+          rowBest[step][i] = max(
+              rowBest[step][i],
+              __shfl_xor_sync(0xFFFFFFFFu, rowBest[step][i], m));
+        if (cg == 0 && r0 + i < rEnd && rowBest[step][i] != 0)
+          atomicMax(&rowAmax[r0 + i], rowBest[step][i]);
+      }
+    }
   }
 }
 
@@ -812,15 +922,13 @@ PartsArg partsArg(const Fp8Part *parts, int first, int count,
 
 /// Launches castTilesKernel over parts[0, numParts) in groups of
 /// kMaxPartsPerLaunch.
-template <bool PerColumn, bool Dual = false>
-cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
-                            const Fp8Part *parts, int numParts, int64_t cols,
-                            int64_t totalRows, const float *colScale,
-                            const float *amax, const uint32_t *colAmax,
-                            uint8_t *out, uint8_t *outT, float *scaleInv,
-                            float *rowScaleInv, cudaStream_t stream,
-                            const float *amaxT = nullptr,
-                            float *scaleInvT = nullptr) {
+template <bool PerColumn, bool Dual = false, bool RowsCols = false>
+cudaError_t launchCastTiles(
+    slinrt_dtype src, slinrt_dtype dst, const Fp8Part *parts, int numParts,
+    int64_t cols, int64_t totalRows, const float *colScale, const float *amax,
+    const uint32_t *colAmax, uint8_t *out, uint8_t *outT, float *scaleInv,
+    float *rowScaleInv, cudaStream_t stream, const float *amaxT = nullptr,
+    float *scaleInvT = nullptr, const uint32_t *rowAmax = nullptr) {
   bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
   bool outTVectorOk = aligned(outT, 8) && totalRows % kLaneRows == 0;
   int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
@@ -834,13 +942,12 @@ cudaError_t launchCastTiles(slinrt_dtype src, slinrt_dtype dst,
     cudaError_t err = dispatchQuant(src, dst, [&](auto s, auto f) {
       using S = decltype(s);
       using F8 = decltype(f);
-      return launchKernel(&castTilesKernel<S, F8, PerColumn, Dual>,
-                          dim3(blocks), dim3(kThreads), stream, args, cols,
-                          totalRows, colTiles, colScale,
-                          amax ? amax + first : nullptr, colAmax, out,
-                          outVectorOk, outT, groupOutTOk,
-                          scaleInv ? scaleInv + first : nullptr, rowScaleInv,
-                          amaxT, scaleInvT);
+      return launchKernel(
+          &castTilesKernel<S, F8, PerColumn, Dual, RowsCols>, dim3(blocks),
+          dim3(kThreads), stream, args, cols, totalRows, colTiles, colScale,
+          amax ? amax + first : nullptr, colAmax, out, outVectorOk, outT,
+          groupOutTOk, scaleInv ? scaleInv + first : nullptr, rowScaleInv,
+          amaxT, scaleInvT, rowAmax);
     });
     if (err != cudaSuccess)
       return err;
@@ -1011,6 +1118,74 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                         dim3(unsigned(std::min<int64_t>(
                             ceilDiv(x.cols, kThreads), 4 * smCount()))),
                         dim3(kThreads), stream, x.cols, amax, scaleInv);
+  });
+}
+
+cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
+                                   const Fp8Part &x, const float *colScale,
+                                   float *amax, float *scaleInv, uint8_t *out,
+                                   float *scaleInvT, uint8_t *outT,
+                                   cudaStream_t stream) {
+  // Up to the register row kernel's width (256-thread blocks), the separate
+  // passes are faster: that kernel reads each row once. On the H200
+  // (bench/fp8_row_quant.py, [8192, K] bf16) the fused ones took 0.69-0.86x
+  // their speed at K = 4096..14336 and 1.09x / 1.29x at 28672 / 37888.
+  if (x.cols <= int64_t(kThreads) * kVec * kMaxRowVectors) {
+    cudaError_t err = launchQuantizeRows(src, dst, x, colScale, amax, scaleInv,
+                                         out, nullptr, stream);
+    if (err != cudaSuccess)
+      return err;
+    return launchQuantizeCols(src, dst, x, nullptr,
+                              amax ? amax + x.rows : nullptr, scaleInvT,
+                              nullptr, outT, stream);
+  }
+  // The row and column amax bits accumulate in scaleInv and scaleInvT, which
+  // the cast reads and the last kernels turn into 1 / scale.
+  uint32_t *rowAmax = reinterpret_cast<uint32_t *>(scaleInv);
+  uint32_t *colAmax = reinterpret_cast<uint32_t *>(scaleInvT);
+  cudaError_t err =
+      cudaMemsetAsync(rowAmax, 0, size_t(x.rows) * sizeof(float), stream);
+  if (err == cudaSuccess)
+    err = cudaMemsetAsync(colAmax, 0, size_t(x.cols) * sizeof(float), stream);
+  if (err != cudaSuccess)
+    return err;
+  if (x.rows > 0 && x.cols > 0) {
+    // As many column tiles a job as keep 16 warps per SM busy, at most 8.
+    int64_t colTiles = ceilDiv(x.cols, kTileCols);
+    int64_t chunks = ceilDiv(x.rows, kAmaxChunkRows);
+    int64_t tilesPerJob = std::clamp<int64_t>(
+        chunks * colTiles / (16 * kWarps * smCount()), 1, 8);
+    int64_t jobs = chunks * ceilDiv(colTiles, tilesPerJob);
+    err = dispatchQuant(src, dst, [&](auto s, auto) {
+      using S = decltype(s);
+      return launchKernel(&rowColAmaxKernel<S>, dim3(warpJobBlocks(jobs)),
+                          dim3(kThreads), stream, x, colTiles, tilesPerJob,
+                          colScale, rowAmax, colAmax);
+    });
+    if (err != cudaSuccess)
+      return err;
+    Fp8Part part = x;
+    part.rowOffset = 0;
+    err = launchCastTiles<false, true, true>(
+        src, dst, &part, 1, x.cols, x.rows, colScale, nullptr, colAmax, out,
+        outT, nullptr, nullptr, stream, nullptr, nullptr, rowAmax);
+    if (err != cudaSuccess)
+      return err;
+  }
+  return dispatchQuant(src, dst, [&](auto, auto f) {
+    using F8 = decltype(f);
+    auto finish = [&](int64_t n, float *a, float *s) {
+      if (n == 0)
+        return cudaSuccess;
+      return launchKernel(&finishColsKernel<F8>,
+                          dim3(unsigned(std::min<int64_t>(ceilDiv(n, kThreads),
+                                                          4 * smCount()))),
+                          dim3(kThreads), stream, n, a, s);
+    };
+    cudaError_t e = finish(x.rows, amax, scaleInv);
+    return e == cudaSuccess
+               ? finish(x.cols, amax ? amax + x.rows : nullptr, scaleInvT)
+               : e;
   });
 }
 

@@ -93,12 +93,19 @@ public:
     at::AutoDispatchBelowADInplaceOrView guard;
     const OpHandles &h = ops();
     // Tensorwise wgrad reuses the forward's scale, so the transposed copy
-    // comes from the same pass.
+    // comes from the same pass. Rowwise wgrad scales x per column: the
+    // rows/cols dual quantization writes both copies from one read.
     bool xTransposed = anyWeight && recipe == Fp8Recipe::Tensorwise;
-    auto [x8, x8t, sx] =
-        h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
-                           rowwise ? "rows" : "tensor", std::nullopt,
-                           /*write_out=*/true, xTransposed);
+    at::Tensor x8, x8t, sx, xCols, sxCols;
+    if (anyWeight && recipe == Fp8Recipe::Rowwise) {
+      std::tie(x8, sx, xCols, sxCols) = h.fp8QuantizeDual.call(
+          input, at::kFloat8_e4m3fn, std::nullopt, "rows");
+    } else {
+      std::tie(x8, x8t, sx) =
+          h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
+                             rowwise ? "rows" : "tensor", std::nullopt,
+                             /*write_out=*/true, xTransposed);
+    }
     // Without the weight cache no FP8 copy of the weights outlives this
     // GEMM (as torchao recasts its weights).
     auto [w8, unusedW8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
@@ -121,10 +128,6 @@ public:
       if (recipe == Fp8Recipe::RowwiseWithGwHp) {
         saved.push_back(input);
       } else if (recipe == Fp8Recipe::Rowwise) {
-        auto [unused, xCols, sxCols] =
-            h.fp8Quantize.call(input, at::kFloat8_e4m3fn, "cols",
-                               std::nullopt, /*write_out=*/false,
-                               /*write_transposed=*/true);
         saved.push_back(xCols);
         saved.push_back(sxCols);
       } else {
@@ -192,7 +195,16 @@ public:
         // Tensorwise with several parts: the folded dy for dgrad and the
         // plain transposed dy for wgrad from one read (two amaxes, one cast).
         auto [out, scaleInv, outT, scaleInvT] =
-            h.fp8QuantizeDual.call(grad, at::kFloat8_e5m2, rowScaleInv);
+            h.fp8QuantizeDual.call(grad, at::kFloat8_e5m2, rowScaleInv,
+                                   "tensor");
+        dz8 = out, sz = scaleInv;
+        dy8t = padColumns(outT), sdy = scaleInvT;
+        sw = at::ones({1}, grad.options().dtype(at::kFloat));
+      } else if (recipe == Fp8Recipe::Rowwise && needs.anyWeight()) {
+        // Rowwise: dy per row (folded) for dgrad and per column (plain,
+        // transposed) for wgrad, from one read of dy.
+        auto [out, scaleInv, outT, scaleInvT] = h.fp8QuantizeDual.call(
+            grad, at::kFloat8_e5m2, rowScaleInv, "rows");
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
         sw = at::ones({1}, grad.options().dtype(at::kFloat));

@@ -236,35 +236,51 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
-                             const at::Tensor &colScale) {
+                             const std::optional<at::Tensor> &colScale,
+                             c10::string_view axis) {
   constexpr const char *op = "splitlinear.fp8_quantize_dual";
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
   checkHighPrecision(input, op, "input");
   checkFp8Target(dtype, op);
+  TORCH_CHECK(axis == "tensor" || axis == "rows", op,
+              ": axis must be \"tensor\" or \"rows\", got \"", axis, "\"");
+  bool rows = axis == "rows";
+  TORCH_CHECK(rows || colScale.has_value(), op,
+              ": col_scale is required with axis \"tensor\"");
   SPLITLINEAR_DEVICE_GUARD(input);
   at::Tensor x = rowMajor(flatten2d(input));
   int64_t m = x.size(0), k = x.size(1);
-  at::Tensor scale = checkedColScale(colScale, input, k, op);
+  at::Tensor scale;
+  if (colScale)
+    scale = checkedColScale(*colScale, input, k, op);
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({m, k}, fp8);
   at::Tensor outT = at::empty({k, m}, fp8);
   auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor scaleInv = at::empty({1}, f32), scaleInvT = at::empty({1}, f32);
+  at::Tensor scaleInv = at::empty({rows ? m : 1}, f32);
+  at::Tensor scaleInvT = at::empty({rows ? k : 1}, f32);
   if (m == 0 || k == 0) {
     scaleInv.fill_(1.0);
     scaleInvT.fill_(1.0);
     return {out, scaleInv, outT, scaleInvT};
   }
-  at::Tensor amax = at::empty({2}, f32);
   at::DataPtr workspace;
   slinrt_context *ctx = contextFor(input.device(), op, workspace);
   slinrt_memref2d desc = descriptor2d(x);
-  slinrt_quantize_fp8_dual(
-      ctx, static_cast<slinrt_dtype>(dtypeCode(x.scalar_type())),
-      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), &desc, floatData(scale),
-      floatData(amax), floatData(scaleInv), bytes(out), floatData(scaleInvT),
-      bytes(outT));
+  auto src = static_cast<slinrt_dtype>(dtypeCode(x.scalar_type()));
+  auto dst = static_cast<slinrt_dtype>(fp8DtypeCode(dtype));
+  const float *cs = scale.defined() ? floatData(scale) : nullptr;
+  if (rows) {
+    slinrt_quantize_fp8_dual_rows(ctx, src, dst, &desc, cs, nullptr,
+                                  floatData(scaleInv), bytes(out),
+                                  floatData(scaleInvT), bytes(outT));
+  } else {
+    at::Tensor amax = at::empty({2}, f32);
+    slinrt_quantize_fp8_dual(ctx, src, dst, &desc, cs, floatData(amax),
+                             floatData(scaleInv), bytes(out),
+                             floatData(scaleInvT), bytes(outT));
+  }
   checkContext(ctx, op);
   return {out, scaleInv, outT, scaleInvT};
 }

@@ -66,17 +66,23 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
             c10::string_view axis, const std::optional<at::Tensor> &colScale,
             bool writeOut, bool writeTransposed);
 
-/// The tensorwise dgrad and wgrad quantizations of dy [..., K] with split
-/// weights, from one read (slinrt_quantize_fp8_dual): returns (out [M, K] =
-/// dy · colScale quantized with the amax of those products, its scale_inv
-/// [1], out_t [K, M] = dyᵀ quantized with the amax of dy, its scale_inv
-/// [1]). Equal bit for bit to fp8Quantize(input, dtype, "tensor", colScale,
-/// true, false) and fp8Quantize(input, dtype, "tensor", nullopt, false,
-/// true). colScale: float32 [K] on input's device. Raises naming the
-/// argument for a bad dtype, device or length.
+/// The two quantizations of one tensor [..., K] (flattened to [M, K]) that
+/// an FP8 backward needs, from one read. axis "tensor"
+/// (slinrt_quantize_fp8_dual; colScale required): out [M, K] = input ·
+/// colScale quantized with the amax of those products and out_t [K, M] =
+/// inputᵀ quantized with the amax of input, each scale_inv [1]; equal bit
+/// for bit to fp8Quantize(input, dtype, "tensor", colScale, true, false) and
+/// fp8Quantize(input, dtype, "tensor", nullopt, false, true). axis "rows"
+/// (slinrt_quantize_fp8_dual_rows; colScale optional): out per row (scale_inv
+/// [M]) and out_t per column of input (scale_inv [K]); equal to
+/// fp8Quantize(input, dtype, "rows", colScale, true, false) and
+/// fp8Quantize(input, dtype, "cols", nullopt, false, true). Returns (out,
+/// scale_inv, out_t, scale_inv_t). colScale: float32 [K] on input's device.
+/// Raises naming the argument for a bad dtype, axis, device or length.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
-                const at::Tensor &colScale);
+                const std::optional<at::Tensor> &colScale,
+                c10::string_view axis);
 
 /// Quantizes weight parts [N_i, K] (one float dtype, one device) into one
 /// FP8 buffer [N, K], each part with its own tensorwise scale, and with

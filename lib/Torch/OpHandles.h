@@ -29,7 +29,8 @@ using Fp8QuantizeSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
     const std::optional<at::Tensor> &, bool, bool);
 using Fp8QuantizeDualSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
-        const at::Tensor &, at::ScalarType, const at::Tensor &);
+        const at::Tensor &, at::ScalarType, const std::optional<at::Tensor> &,
+        c10::string_view);
 using Fp8CastPartsSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
         at::TensorList, at::ScalarType, bool, bool);

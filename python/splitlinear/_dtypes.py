@@ -54,6 +54,11 @@ FP8_RECIPES: tuple[str, ...] = get_args(Fp8Recipe)
 Fp8Axis = Literal["tensor", "rows", "cols"]
 FP8_AXES: tuple[str, ...] = get_args(Fp8Axis)
 
+#: ``fp8_quantize_dual``'s axis: both copies tensorwise, or the row-major copy per row and the
+#: transposed one per column.
+Fp8DualAxis = Literal["tensor", "rows"]
+FP8_DUAL_AXES: tuple[str, ...] = get_args(Fp8DualAxis)
+
 #: c10's names of the scalar types (``operator<<(ScalarType)``), which the C++ messages print.
 _C10_NAMES: dict[torch.dtype, str] = {
     torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16",

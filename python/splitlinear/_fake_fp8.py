@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 from torch.fx.experimental.symbolic_shapes import guard_or_false
 
-from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name
+from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_DUAL_AXES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name
 
 #: The FP8 GEMM's granularity for K and N (cuBLASLt on sm89+; the CPU target checks the same).
 FP8_MULTIPLE = 16
@@ -110,17 +110,20 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
 
 
 @torch.library.register_fake("splitlinear::fp8_quantize_dual")
-def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype,
-                            col_scale: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None,
+                            axis: str = "tensor") -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_quantize_dual"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
     _check_high_precision(input.dtype, who, "input")
     _check_fp8_target(dtype, who)
-    _check_col_scale(col_scale, input, who)
+    torch._check(axis in FP8_DUAL_AXES, lambda: f'{who}: axis must be {_quoted(FP8_DUAL_AXES)}, got "{axis}"')
+    torch._check(axis == "rows" or col_scale is not None, lambda: f'{who}: col_scale is required with axis "tensor"')
+    if col_scale is not None:
+        _check_col_scale(col_scale, input, who)
     m, k = _rows(input), input.shape[-1]
-    scale_inv = input.new_empty((1,), dtype=torch.float32)
-    return (input.new_empty((m, k), dtype=dtype), scale_inv,
-            input.new_empty((k, m), dtype=dtype), torch.empty_like(scale_inv))
+    rows = axis == "rows"
+    return (input.new_empty((m, k), dtype=dtype), input.new_empty((m if rows else 1,), dtype=torch.float32),
+            input.new_empty((k, m), dtype=dtype), input.new_empty((k if rows else 1,), dtype=torch.float32))
 
 
 @torch.library.register_fake("splitlinear::fp8_cast_parts")

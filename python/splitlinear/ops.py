@@ -39,7 +39,7 @@ from typing import Literal, NamedTuple
 import torch
 from torch import Tensor
 
-from ._dtypes import Fp8Axis, Fp8Recipe
+from ._dtypes import Fp8Axis, Fp8DualAxis, Fp8Recipe
 from ._library import load_library
 
 load_library()
@@ -159,13 +159,15 @@ class Fp8Quantized(NamedTuple):
 class Fp8QuantizedDual(NamedTuple):
     """What :func:`fp8_quantize_dual` returns."""
 
-    #: ``[M, K]`` FP8: ``input * col_scale``, quantized with the amax of those products.
+    #: ``[M, K]`` FP8: ``input * col_scale``, quantized with the amax of those products (per row for
+    #: axis ``"rows"``).
     data: Tensor
-    #: float32 ``[1]``: ``data``'s ``scale_inv``.
+    #: float32 ``[1]`` (axis ``"tensor"``) or ``[M]`` (``"rows"``): ``data``'s ``scale_inv``.
     scale_inv: Tensor
-    #: ``[K, M]`` FP8: ``inputᵀ``, quantized with the amax of ``input``.
+    #: ``[K, M]`` FP8: ``inputᵀ``, quantized with the amax of ``input`` (per column of ``input`` for
+    #: axis ``"rows"``).
     data_t: Tensor
-    #: float32 ``[1]``: ``data_t``'s ``scale_inv``.
+    #: float32 ``[1]`` (axis ``"tensor"``) or ``[K]`` (``"rows"``): ``data_t``'s ``scale_inv``.
     scale_inv_t: Tensor
 
 
@@ -358,31 +360,40 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
     return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed))
 
 
-def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor) -> Fp8QuantizedDual:
-    """The two tensorwise quantizations of ``dy`` that :func:`fp8_linear`'s backward needs, from one read.
+def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
+                      axis: Fp8DualAxis = "tensor") -> Fp8QuantizedDual:
+    """The two quantizations of one tensor that :func:`fp8_linear` needs (dgrad and wgrad of ``dy``,
+    or the rowwise forward's ``x`` and its wgrad copy), from one read.
 
     ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``data`` is
-    ``input * col_scale`` quantized with the amax of those products (dgrad, the
-    weight parts' ``scale_inv`` folded into ``dy``'s columns); ``data_t`` is
-    ``inputᵀ`` quantized with the amax of ``input`` itself (wgrad). Bit for bit
-    ``fp8_quantize(input, dtype, "tensor", col_scale=col_scale)`` and
+    ``input * col_scale`` (``input`` without ``col_scale``; dgrad folds the
+    weight parts' ``scale_inv`` into ``dy``'s columns so) and ``data_t`` is
+    ``inputᵀ`` itself. Axis ``"tensor"``: each with the amax of its values, bit
+    for bit ``fp8_quantize(input, dtype, "tensor", col_scale=col_scale)`` and
     ``fp8_quantize(input, dtype, "tensor", write_out=False,
-    write_transposed=True)``, in two CUDA launches instead of four (one amax
-    pass taking both maxima, one cast writing both copies). Never
-    synchronizes with the host.
+    write_transposed=True)``. Axis ``"rows"``: ``data`` per row and ``data_t``
+    per column of ``input``, bit for bit ``fp8_quantize(input, dtype, "rows",
+    col_scale=col_scale)`` and ``fp8_quantize(input, dtype, "cols",
+    write_out=False, write_transposed=True)``. On CUDA, axis ``"tensor"`` and
+    rows wider than 16384 elements take one amax pass for both maxima and one
+    cast writing both copies, so ``input`` is read twice instead of three or
+    four times (narrower rows take the two quantizations, faster there on the
+    H200). It never synchronizes with the host.
 
     Args:
         input: float32, float16 or bfloat16, at least 1-D.
         dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
-        col_scale: float32 ``[K]`` on ``input``'s device.
+        col_scale: float32 ``[K]`` on ``input``'s device; required for axis
+            ``"tensor"``.
+        axis: ``"tensor"`` or ``"rows"``.
 
     Returns:
         :class:`Fp8QuantizedDual` ``(data, scale_inv, data_t, scale_inv_t)``.
 
     Raises:
-        RuntimeError: naming the argument, for a bad dtype or ``col_scale``.
+        RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``.
     """
-    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale))
+    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale, axis))
 
 
 def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False,

@@ -112,6 +112,25 @@ def test_quantize_dual_equals_cpu(op, src: torch.dtype, shape: tuple[int, int]) 
     assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
 
 
+@pytest.mark.parametrize("src", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize("shape", [(8192, 6144), (8192, 4096), (200, 264), (33, 40), (520, 28672), (67, 16400)],
+                         ids=["qkv-dy", "x", "ragged-rows", "ragged", "gate-up-dy", "wide-ragged-rows"])
+@pytest.mark.parametrize("folded", [False, True], ids=["plain", "col_scale"])
+def test_quantize_dual_rows_equals_cpu(op, src: torch.dtype, shape: tuple[int, int], folded: bool) -> None:
+    """The rows/cols dual quantization gives the CPU's bytes on both of its CUDA paths: the row and
+    the column passes up to 16384 columns, above that one amax pass taking the row and the column
+    maxima and one cast writing the per-row copy and the per-column transposed one."""
+    torch.manual_seed(shape[0] + shape[1])
+    x = (torch.randn(*shape) * torch.exp(2 * torch.randn(*shape))).clamp(-6e4, 6e4).to(src)
+    cs = torch.exp(3 * torch.randn(shape[1])) if folded else None
+    cpu = op.fp8_quantize_dual(x, E5M2, cs, axis="rows")
+    gpu = op.fp8_quantize_dual(x.cuda(), E5M2, None if cs is None else cs.cuda(), axis="rows")
+    assert torch.equal(gpu.scale_inv.cpu(), cpu.scale_inv)
+    assert torch.equal(gpu.scale_inv_t.cpu(), cpu.scale_inv_t)
+    assert_same_fp8(gpu.data, cpu.data, "data")
+    assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
+
+
 def _widened(g: ref.Gemm, k: int) -> ref.Gemm:
     """The emulation's bound for a GEMM contracting over ``k`` terms, ``(k + 3) 2^-24 Σ|terms|`` for fp32
     accumulation, replaced by the FP8 tensor cores' ``2^-12 Σ|terms|`` (the runtime gtests' bound, which

@@ -109,6 +109,41 @@ def test_quantize_dual_is_the_two_tensorwise_quantizations(op, src: torch.dtype,
     assert_same_fp8(got.data_t, other.data_t, "data_t vs fp8_quantize")
 
 
+@pytest.mark.parametrize("src", HIGH, ids=str)
+@pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
+@pytest.mark.parametrize("shape", [(3, 5, 48), (37, 40), (1, 16)], ids=["3d", "ragged", "one-row"])
+@pytest.mark.parametrize("folded", [False, True], ids=["plain", "col_scale"])
+def test_quantize_dual_rows_is_the_row_and_column_quantizations(op, src: torch.dtype, dtype: torch.dtype,
+                                                                shape: tuple[int, ...], folded: bool) -> None:
+    """Axis ``"rows"``: ``data`` is ``x (* col_scale)`` per row (dgrad, or the rowwise forward's x),
+    ``data_t`` is ``xᵀ`` per column of x (wgrad). Bit for bit the emulation and the two
+    ``fp8_quantize`` calls it replaces."""
+    x = _wide(*shape, dtype=src, seed=15)
+    k = shape[-1]
+    cs = torch.exp(4 * torch.randn(k, generator=torch.Generator().manual_seed(16))) if folded else None
+    got = op.fp8_quantize_dual(x, dtype, cs, axis="rows")
+    rows, cols = ref.quantize(x, dtype, "rows", cs), ref.quantize(x, dtype, "cols")
+    m = x.numel() // k
+    assert got.scale_inv.shape == (m,) and got.scale_inv_t.shape == (k,)
+    assert torch.equal(got.scale_inv, rows.scale_inv) and torch.equal(got.scale_inv_t, cols.scale_inv)
+    assert_same_fp8(got.data, rows.data, "data")
+    assert_same_fp8(got.data_t, cols.data_t, "data_t")
+    one = op.fp8_quantize(x, dtype, "rows", col_scale=cs)
+    other = op.fp8_quantize(x, dtype, "cols", write_out=False, write_transposed=True)
+    assert torch.equal(got.scale_inv, one.scale_inv) and torch.equal(got.scale_inv_t, other.scale_inv)
+    assert_same_fp8(got.data, one.data, "data vs fp8_quantize")
+    assert_same_fp8(got.data_t, other.data_t, "data_t vs fp8_quantize")
+
+
+def test_quantize_dual_rows_empty(op) -> None:
+    """No rows: unit scales for every column; no columns: unit scales for every row."""
+    empty = op.fp8_quantize_dual(torch.empty(0, 32), E4M3, axis="rows")
+    assert empty.data.shape == (0, 32) and empty.data_t.shape == (32, 0)
+    assert empty.scale_inv.shape == (0,) and torch.equal(empty.scale_inv_t, torch.ones(32))
+    none = op.fp8_quantize_dual(torch.empty(3, 0), E4M3, axis="rows")
+    assert torch.equal(none.scale_inv, torch.ones(3)) and none.scale_inv_t.shape == (0,)
+
+
 def test_quantize_dual_strided_and_empty(op) -> None:
     """A row stride larger than K is read in place; no rows gives unit scales and empty copies."""
     big = _wide(20, 64, seed=7)
@@ -327,6 +362,13 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
      "bias has 1 tensors but weight has 2"),
     ("l-cols", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 48)]),
      "weight[0] has 48 columns but input has K = 32"),
+    # fp8_quantize_dual
+    ("d-axis", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(32), "cols"),
+     'fp8_quantize_dual: axis must be "tensor" or "rows", got "cols"'),
+    ("d-no-scale", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, None),
+     'fp8_quantize_dual: col_scale is required with axis "tensor"'),
+    ("d-scale-len", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(16), "rows"),
+     "fp8_quantize_dual: col_scale has 16 entries but input has K = 32"),
     # fp8_serving_linear
     ("v-input", lambda: torch.ops.splitlinear.fp8_serving_linear(_e4(4, 32), [_e4(16, 32)], [torch.ones(1)]),
      "fp8_serving_linear: input has dtype Float8_e4m3fn; FP8 quantization takes"),
@@ -376,6 +418,8 @@ def test_opcheck_quantize_and_cast(op) -> None:
     torch.library.opcheck(torch.ops.splitlinear.fp8_quantize.default, (x, E5M2, "tensor"),
                           {"write_out": False, "write_transposed": True})
     torch.library.opcheck(torch.ops.splitlinear.fp8_quantize_dual.default, (x, E5M2, torch.rand(32) + 0.5))
+    torch.library.opcheck(torch.ops.splitlinear.fp8_quantize_dual.default, (x, E4M3, None, "rows"))
+    torch.library.opcheck(torch.ops.splitlinear.fp8_quantize_dual.default, (x, E5M2, torch.rand(32) + 0.5, "rows"))
     parts = [ref.fresh(16, 32), ref.fresh(32, 32, dtype=torch.float32)]
     torch.library.opcheck(torch.ops.splitlinear.fp8_cast_parts.default, (parts, E4M3, True))
 

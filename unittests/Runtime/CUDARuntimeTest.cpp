@@ -886,6 +886,64 @@ TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
       }
 }
 
+TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
+  // The rows/cols dual quantization on both targets: aligned rows (the
+  // vector paths), odd sizes and offsets (scalar paths, edge tiles, rows not
+  // a multiple of the lane's 8), a row count past one warp job (64), and
+  // Llama-3-8B's q/k/v dY width; with and without colScale and amax.
+  std::mt19937_64 rng(1936);
+  for (auto [M, K, pad, offset] :
+       {std::tuple{70, 136, 8, 0}, std::tuple{130, 200, 8, 0},
+        std::tuple{33, 20, 3, 3}, std::tuple{300, 6144, 0, 0},
+        std::tuple{9, 1, 0, 0}, std::tuple{70, 16392, 0, 0},
+        std::tuple{40, 20000, 8, 0}, std::tuple{67, 28680, 3, 1}})
+    for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
+      for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2})
+        for (bool folded : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << dtypeName(src) << " -> " << dtypeName(dst) << " M="
+                       << M << " K=" << K << (folded ? " colScale" : ""));
+          TestMatrix x = randomInput(rng, src, M, K, 5.0, pad, offset);
+          std::vector<float> colScale(static_cast<size_t>(K));
+          std::uniform_real_distribution<double> sd(0.01, 4.0);
+          for (float &v : colScale)
+            v = float(sd(rng));
+          const float *cs = folded ? colScale.data() : nullptr;
+          std::vector<float> amax(size_t(M + K)), scaleInv(M), scaleInvT(K);
+          Bytes out(size_t(M * K)), outT(size_t(M * K));
+          slinrt_quantize_fp8_dual_rows(cpu, src, dst, x.ref(), cs, amax.data(),
+                                        scaleInv.data(), out.data(),
+                                        scaleInvT.data(), outT.data());
+          ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
+              << slinrt_context_error(cpu);
+          DeviceMirror dx(x);
+          DeviceBuffer<float> dColScale(colScale), dAmax(size_t(M + K)),
+              dScaleInv(M), dScaleInvT(K);
+          DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
+          slinrt_quantize_fp8_dual_rows(
+              gpu, src, dst, &dx.desc2, folded ? dColScale.get() : nullptr,
+              dAmax.get(), dScaleInv.get(), dOut.get(), dScaleInvT.get(),
+              dOutT.get());
+          ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+              << slinrt_context_error(gpu);
+          EXPECT_TRUE(sameFloats(dAmax.download(), amax));
+          EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
+          EXPECT_TRUE(sameFloats(dScaleInvT.download(), scaleInvT));
+          EXPECT_TRUE(sameBytes(dOut.download(), out));
+          EXPECT_TRUE(sameBytes(dOutT.download(), outT));
+          // Without amax.
+          DeviceBuffer<float> dScaleInv2(M), dScaleInvT2(K);
+          slinrt_quantize_fp8_dual_rows(gpu, src, dst, &dx.desc2,
+                                        folded ? dColScale.get() : nullptr,
+                                        nullptr, dScaleInv2.get(), dOut.get(),
+                                        dScaleInvT2.get(), dOutT.get());
+          ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+              << slinrt_context_error(gpu);
+          EXPECT_TRUE(sameFloats(dScaleInv2.download(), scaleInv));
+          EXPECT_TRUE(sameFloats(dScaleInvT2.download(), scaleInvT));
+        }
+}
+
 /// amax_parts and cast_parts_fp8 on both targets for parts of `rows[i]` rows
 /// and magnitudes spread over 1e4.
 void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,

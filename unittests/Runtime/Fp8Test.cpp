@@ -271,6 +271,61 @@ TEST(Fp8QuantizeDual, IsTheTwoTensorwiseQuantizations) {
     }
 }
 
+TEST(Fp8QuantizeDualRows, IsTheRowAndColumnQuantizations) {
+  // slinrt_quantize_fp8_dual_rows against the reference's per-row (folded
+  // with colScale, or plain) and per-column (plain) quantizations: scales,
+  // amaxes (rows, then columns) and bytes; amax may be NULL.
+  std::mt19937_64 rng(1935);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  for (auto [M, K] : {std::pair<int64_t, int64_t>{37, 24}, {16, 40}, {5, 3}})
+    for (slinrt_dtype src : kSourceTypes)
+      for (slinrt_dtype dst : kFp8Types)
+        for (bool folded : {false, true})
+          for (bool withAmax : {false, true}) {
+            SCOPED_TRACE(testing::Message()
+                         << dtypeName(src) << " -> " << dtypeName(dst) << " M="
+                         << M << " K=" << K << (folded ? " colScale" : "")
+                         << (withAmax ? " amax" : ""));
+            TestMatrix x = randomInput(rng, src, M, K, 3.0);
+            std::vector<float> colScale(K);
+            std::uniform_real_distribution<double> sd(-2.0, 2.0);
+            for (float &s : colScale)
+              s = toF32(std::pow(10.0, sd(rng)));
+            const float *cs = folded ? colScale.data() : nullptr;
+            QuantRef rows = referenceQuantize(dst, SLINRT_QUANT_ROWS, x, cs);
+            QuantRef cols =
+                referenceQuantize(dst, SLINRT_QUANT_COLS, x, nullptr);
+            std::vector<float> amax(size_t(M + K), -1), scaleInv(M, -1),
+                scaleInvT(K, -1);
+            Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
+            slinrt_quantize_fp8_dual_rows(
+                ctx, src, dst, x.ref(), cs, withAmax ? amax.data() : nullptr,
+                scaleInv.data(), out.data(), scaleInvT.data(), outT.data());
+            ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+                << slinrt_context_error(ctx);
+            EXPECT_TRUE(sameFloats(scaleInv, rows.scaleInv));
+            EXPECT_TRUE(sameFloats(scaleInvT, cols.scaleInv));
+            EXPECT_TRUE(sameBytes(out, rows.out));
+            EXPECT_TRUE(sameBytes(outT, cols.outT));
+            if (withAmax) {
+              std::vector<float> want = rows.amax;
+              want.insert(want.end(), cols.amax.begin(), cols.amax.end());
+              EXPECT_TRUE(sameFloats(amax, want));
+            }
+          }
+  // scaleInvT is required.
+  TestMatrix x = randomInput(rng, SLINRT_BF16, 4, 8, 1.0);
+  std::vector<float> scaleInv(4);
+  Bytes out(32), outT(32);
+  slinrt_quantize_fp8_dual_rows(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, x.ref(),
+                                nullptr, nullptr, scaleInv.data(), out.data(),
+                                nullptr, outT.data());
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("scaleInvT"),
+            std::string::npos)
+      << slinrt_context_error(ctx);
+}
+
 TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
   std::mt19937_64 rng(1903);
   ContextHolder ctx(slinrt_context_create_cpu());

@@ -320,6 +320,24 @@ SLINRT_EXPORT void slinrt_quantize_fp8_dual(slinrt_context *ctx,
                                             float *scaleInv, void *out,
                                             float *scaleInvT, void *outT);
 
+/// The two row-wise quantizations of the rowwise recipe from one read of x
+/// [M, K] (`src` f32, f16 or bf16): `out` [M, K] gets x[m, k] · colScale[k]
+/// (x itself when `colScale` is NULL) quantized with one scale per row
+/// (scaleInv [M]; dgrad of dy, or the forward's x), and `outT` [K, M] gets
+/// xᵀ quantized with one scale per column of x (scaleInvT [K]; wgrad).
+/// `amax` (may be NULL) gets the M row maxima, then the K column maxima.
+/// `scaleInv` and `scaleInvT` are required, `out` and `outT` unless x is
+/// empty. Writes bit for bit what slinrt_quantize_fp8 with SLINRT_QUANT_ROWS
+/// (colScale, out) and SLINRT_QUANT_COLS (no colScale, outT) write. On CUDA,
+/// rows wider than 16384 elements take one amax pass for both maxima and
+/// one cast writing both copies (x read twice instead of three times);
+/// narrower ones take those two quantizations, which were faster there on
+/// the H200.
+SLINRT_EXPORT void slinrt_quantize_fp8_dual_rows(
+    slinrt_context *ctx, slinrt_dtype src, slinrt_dtype dst,
+    const slinrt_memref2d *x, const float *colScale, float *amax,
+    float *scaleInv, void *out, float *scaleInvT, void *outT);
+
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).
 //===----------------------------------------------------------------------===//
