@@ -32,8 +32,9 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("fp8_quantize(Tensor input, ScalarType dtype, str axis, "
         "Tensor? col_scale=None, bool write_out=True, "
         "bool write_transposed=False) -> (Tensor, Tensor, Tensor)");
-  m.def("fp8_quantize_dual(Tensor input, ScalarType dtype, Tensor? col_scale, "
-        "str axis=\"tensor\") -> (Tensor, Tensor, Tensor, Tensor)");
+  m.def("fp8_quantize_dual(Tensor input, ScalarType dtype, "
+        "Tensor? col_scale=None, str axis=\"tensor\") -> "
+        "(Tensor, Tensor, Tensor, Tensor)");
   m.def("fp8_cast_parts(Tensor[] parts, ScalarType dtype, "
         "bool write_transposed=False, bool cache=False) -> "
         "(Tensor, Tensor, Tensor, Tensor)");

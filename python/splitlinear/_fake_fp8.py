@@ -110,7 +110,7 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
 
 
 @torch.library.register_fake("splitlinear::fp8_quantize_dual")
-def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None,
+def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
                             axis: str = "tensor") -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_quantize_dual"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")

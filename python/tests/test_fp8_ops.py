@@ -135,6 +135,19 @@ def test_quantize_dual_rows_is_the_row_and_column_quantizations(op, src: torch.d
     assert_same_fp8(got.data_t, other.data_t, "data_t vs fp8_quantize")
 
 
+def test_quantize_dual_op_defaults(op) -> None:
+    """The raw op takes ``col_scale`` and ``axis`` by default, as ``fp8_quantize`` and the wrapper do
+    (the schema lacked ``col_scale=None``; found by a new-user test); on meta tensors too."""
+    x = _wide(6, 32, seed=17)
+    got = torch.ops.splitlinear.fp8_quantize_dual(x, E4M3, axis="rows")
+    want = op.fp8_quantize_dual(x, E4M3, None, "rows")
+    assert torch.equal(got[1], want.scale_inv) and torch.equal(got[3], want.scale_inv_t)
+    assert_same_fp8(got[0], want.data, "data")
+    assert_same_fp8(got[2], want.data_t, "data_t")
+    meta = torch.ops.splitlinear.fp8_quantize_dual(torch.empty(6, 32, device="meta"), E4M3, axis="rows")
+    assert meta[1].shape == (6,) and meta[3].shape == (32,)
+
+
 def test_quantize_dual_rows_empty(op) -> None:
     """No rows: unit scales for every column; no columns: unit scales for every row."""
     empty = op.fp8_quantize_dual(torch.empty(0, 32), E4M3, axis="rows")
