@@ -5,12 +5,13 @@
 // column-wise scales) that writes the row-major and the transposed output,
 // an elementwise cast for one dense input without outT, a block-per-row
 // quantizer that keeps its row in registers, a column amax, and a row and
-// column amax in one pass (with the cast's RowsCols form: the rowwise dual). Values, scales
-// and bytes follow Float8.h, shared with the CPU backend, in the same fp32
-// operations, so the targets agree bit for bit. On sm89+ the cast uses the
-// hardware FP8 conversion (round to nearest even, saturating to the finite
-// range, as satcast does), with NaN rewritten to the Float8.h encoding; older
-// devices run Float8.h's encoder. Nothing here allocates or synchronizes.
+// column amax in one pass (with the cast's RowsCols form: the rowwise dual).
+// Values, scales and bytes follow Float8.h, shared with the CPU backend, in
+// the same fp32 operations, so the targets agree bit for bit. On sm89+ the
+// cast uses the hardware FP8 conversion (round to nearest even, saturating to
+// the finite range, as satcast does), with NaN rewritten to the Float8.h
+// encoding; older devices run Float8.h's encoder. Nothing here allocates or
+// synchronizes.
 //
 //===----------------------------------------------------------------------===//
 
