@@ -154,9 +154,8 @@ QuantizeProblem slinrt::makeQuantizeDualProblem(
   QuantizeProblem p = makeQuantizeProblem(src, dst, axis, x, colScale, amax,
                                           scaleInv, out, outT);
   if (axis == SLINRT_QUANT_TENSOR)
-    requirePointer(
-        colScale,
-        "colScale (a dual quantization folds it into out)");
+    requirePointer(colScale,
+                   "colScale (a dual quantization folds it into out)");
   requirePointer(scaleInvT, "scaleInvT");
   if (p.x.rows > 0 && p.x.cols > 0) {
     requirePointer(out, "out");
