@@ -28,7 +28,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cuda_time_ms, run_workers  # noqa: E402
+from common import cuda_time_ms, graph_replayed, run_workers  # noqa: E402
 
 #: (M, K, parts, training) as in issue 11's table.
 MICRO_ROWS: list[tuple[int, int, list[int], bool]] = [
@@ -78,20 +78,6 @@ def _step(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, grad: tor
     return run
 
 
-def _graph_replayed(fn: Callable[[], torch.Tensor]) -> Callable[[], object]:
-    """``fn`` captured once by ``torch.cuda.graph`` (after a side-stream warm-up); returns replay."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
-
-
 def _via_inductor(model: nn.Module, x: torch.Tensor, grad: torch.Tensor | None,
                   params: list[torch.Tensor]) -> Callable[[], object]:
     """splitlinear as before graphs of op calls alone ran eagerly (``splitlinear.fx.residue``):
@@ -128,7 +114,7 @@ def micro(group: str) -> list[dict[str, Any]]:
                 timings["fused"] = _step(lambda t: F.linear(t, fused_w, fused_b), x, grad, False,
                                          [fused_w, fused_b])
                 if not training:
-                    timings["fused_graph"] = _graph_replayed(lambda: F.linear(x, fused_w, fused_b))
+                    timings["fused_graph"] = graph_replayed(lambda: F.linear(x, fused_w, fused_b))
                 timings["op_alone"] = _step(lambda t: ops.linear(t, list(model.w), list(model.b)), x, grad, False, ps)
                 timings["inductor"] = _step(torch.compile(model, backend="inductor"), x, grad, False, ps)
                 timings["splitlinear"] = _step(torch.compile(model, backend="splitlinear"), x, grad, False, ps)

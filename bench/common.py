@@ -64,6 +64,22 @@ def cuda_time_ms(fn: Callable[[], object], warmup: int = 10, reps: int = 50, bat
     return statistics.median(times)
 
 
+def graph_replayed(fn: Callable[[], object], calls: int = 1) -> Callable[[], object]:
+    """``calls`` back-to-back calls of ``fn`` captured once by ``torch.cuda.graph`` (after a
+    side-stream warm-up); returns the graph's replay."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    return graph.replay
+
+
 def peak_memory_mb(fn: Callable[[], object]) -> float:
     """Peak CUDA memory allocated during one call of ``fn`` above the baseline (MB)."""
     torch.cuda.synchronize()

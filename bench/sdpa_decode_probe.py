@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -20,26 +21,20 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import graph_replayed  # noqa: E402
+
 
 def graph_us(fn: Callable[[], object], calls: int = 50) -> float:
     """Median over 5 replays of a CUDA graph of ``calls`` calls of ``fn``, µs per call."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
-    graph.replay()
+    replay = graph_replayed(fn, calls)
+    replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(5):
         start.record()
-        graph.replay()
+        replay()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) / calls * 1e3)
