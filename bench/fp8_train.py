@@ -40,6 +40,7 @@ import json
 import statistics
 import sys
 import time
+import unittest.mock
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,7 +57,8 @@ TINY = dict(hidden_size=64, intermediate_size=160, num_attention_heads=4, num_ke
 VARIANTS = ("inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
             "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_tensorwise_all",
             "splitlinear_fp8_rowwise_all", "splitlinear_fp8_tensorwise_nocache", "splitlinear_fp8_rowwise_nocache",
-            "splitlinear_fp8_tensorwise_cache", "splitlinear_fp8_rowwise_cache")
+            "splitlinear_fp8_tensorwise_cache", "splitlinear_fp8_rowwise_cache", "splitlinear_bf16_sumgrads",
+            "splitlinear_fp8_tensorwise_sumgrads", "splitlinear_fp8_rowwise_sumgrads")
 #: Run by default (the ``_all`` variants, lm_head in FP8 too, on request).
 DEFAULT_VARIANTS = VARIANTS[:6]
 
@@ -80,7 +82,9 @@ def torchao_available() -> bool:
 
 
 def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Callable[..., Any]:
-    """``model`` (converted in place for torchao) compiled as ``variant`` says."""
+    """``model`` (converted in place for torchao) compiled as ``variant`` says (``_sumgrads``: see
+    :func:`run_variant`)."""
+    variant = variant.removesuffix("_sumgrads")
     if variant == "inductor_bf16":
         return torch.compile(model)
     if variant == "splitlinear_bf16":
@@ -155,6 +159,19 @@ def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0,
 def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
                 timed: int, fallback: str, profile: bool = False, top_other: int = 0,
                 top_all: int = 0) -> dict[str, Any]:
+    """One variant's steps (and profile). A ``_sumgrads`` variant compiles without the backend's
+    post-grad pass (:mod:`splitlinear.grad_concat`): the gradient of the op output's narrows stays
+    Inductor's sum of ``slice_scatter`` blocks, for an A/B of that pass in one process."""
+    if not variant.endswith("_sumgrads"):
+        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all)
+    import splitlinear.backend
+
+    with unittest.mock.patch.object(splitlinear.backend, "with_concat_pass", lambda patches: patches):
+        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all)
+
+
+def _run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
+                 timed: int, fallback: str, profile: bool, top_other: int, top_all: int) -> dict[str, Any]:
     model = copy.deepcopy(base)
     model.train()
     fn = compile_variant(model, variant, fallback)

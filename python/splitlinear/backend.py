@@ -34,6 +34,7 @@ import torch.fx as fx
 from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
+from .grad_concat import with_concat_pass
 from .fx.residue import runs_eagerly
 from .options import SplitLinearOptions
 from .precompile import precompile_regions
@@ -81,7 +82,7 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
 
     patches = options.inductor_config()
     if calls_op:
-        patches = keyed_on_build(patches)
+        patches = with_concat_pass(keyed_on_build(patches))
     return compile_fx(gm, list(example_inputs), config_patches=patches)
 
 

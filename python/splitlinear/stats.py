@@ -14,7 +14,9 @@ Backend counters (this module, counted at compile time):
   kernel compiles) it shows whether any kernel was compiled later, inside a
   first forward or backward;
 - ``graphs_run_eagerly``: graphs left with nothing but op calls, run eagerly
-  under ``fallback="inductor"`` (:mod:`splitlinear.fx.residue`).
+  under ``fallback="inductor"`` (:mod:`splitlinear.fx.residue`);
+- ``narrow_grads_concatenated``: gradients of an op output's narrows, summed as blocks of zeros,
+  rewritten into one concatenation (:mod:`splitlinear.grad_concat`).
 
 Run-time counters (``splitlinear.ops.runtime_counters()``, counted by the op
 library at every call): ``views`` (parts were adjacent: no copy), ``cats``
@@ -32,7 +34,8 @@ from types import ModuleType
 from ._logging import logger
 
 _BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected",
-                 "serving_groups_fused", "kernels_precompiled", "graphs_run_eagerly")
+                 "serving_groups_fused", "kernels_precompiled", "graphs_run_eagerly",
+                 "narrow_grads_concatenated")
 
 _lock = threading.Lock()
 _counters: dict[str, int] = dict.fromkeys(_BACKEND_KEYS, 0)
