@@ -26,7 +26,8 @@ fallback eager) that checks every variant runs.
 
 ``--vocab N`` changes the vocabulary (the issue's anchor table used a smaller one than Llama-3's);
 ``--profile`` prints each variant's GPU time per step by kernel class (GEMMs, attention, Inductor's
-Triton kernels, splitlinear's FP8 quantization, other), from 3 profiled steps.
+Triton kernels, splitlinear's FP8 quantization, other), from 3 profiled steps; ``--profile-gaps N``
+adds the GPU's idle time per step and the N host ops it waited for most (:mod:`gpu_gaps`).
 
     python bench/fp8_train.py --out bench/results/<date>-h200/fp8_train.json
     python bench/fp8_train.py --quick
@@ -126,17 +127,31 @@ FP8_QUANTIZE_CLASS = KERNEL_CLASSES[1][0]
 
 
 def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0,
-                  top_all: int = 0) -> dict[str, float]:
+                  top_all: int = 0, gaps: int = 0, label: str = "") -> dict[str, float]:
     """GPU ms per step by kernel class (KERNEL_CLASSES, else "other") over ``steps`` profiled steps.
 
     ``top_other`` > 0 also prints that many of the "other" and FP8 quantization classes' kernels,
-    by time; ``top_all`` > 0 that many kernels of any class."""
+    by time; ``top_all`` > 0 that many kernels of any class. ``gaps`` > 0 also profiles the host
+    and prints the GPU's idle time per step and the ``gaps`` CPU ops it waited for most
+    (:mod:`gpu_gaps`); the result then holds ``idle`` and ``idle waiting for the host``."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    activities = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if gaps else [])
+    with profile(activities=activities) as prof:
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
+    idle: dict[str, float] = {}
+    if gaps:
+        import tempfile
+
+        from gpu_gaps import idle_gaps, print_gaps
+
+        with tempfile.NamedTemporaryFile(suffix=".json") as trace:
+            prof.export_chrome_trace(trace.name)
+            report = idle_gaps(trace.name, steps, gaps)
+        print_gaps(report, label)
+        idle = {"idle": report["idle_ms"], "idle waiting for the host": report["host_bound_ms"]}
     out: dict[str, float] = {}
     other: list[tuple[float, int, str]] = []
     every: list[tuple[float, int, str]] = []
@@ -153,25 +168,26 @@ def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0,
     for ms, count, name in [*sorted(other, reverse=True)[:top_other], *sorted(every, reverse=True)[:top_all]]:
         print(f"   {ms:7.3f} ms/step {count:5d} calls/step  {name[:120]}")
     out["total"] = sum(ms for ms, _, _ in every)
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+    return {**dict(sorted(out.items(), key=lambda kv: -kv[1])), **idle}
 
 
 def run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
                 timed: int, fallback: str, profile: bool = False, top_other: int = 0,
-                top_all: int = 0) -> dict[str, Any]:
+                top_all: int = 0, gaps: int = 0) -> dict[str, Any]:
     """One variant's steps (and profile). A ``_sumgrads`` variant compiles without the backend's
     post-grad pass (:mod:`splitlinear.grad_concat`): the gradient of the op output's narrows stays
     Inductor's sum of ``slice_scatter`` blocks, for an A/B of that pass in one process."""
     if not variant.endswith("_sumgrads"):
-        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all)
+        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all, gaps)
     import splitlinear.backend
 
     with unittest.mock.patch.object(splitlinear.backend, "with_concat_pass", lambda patches: patches):
-        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all)
+        return _run_variant(base, variant, batches, device, timed, fallback, profile, top_other, top_all, gaps)
 
 
 def _run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Tensor], device: str,
-                 timed: int, fallback: str, profile: bool, top_other: int, top_all: int) -> dict[str, Any]:
+                 timed: int, fallback: str, profile: bool, top_other: int, top_all: int,
+                 gaps: int) -> dict[str, Any]:
     model = copy.deepcopy(base)
     model.train()
     fn = compile_variant(model, variant, fallback)
@@ -197,8 +213,9 @@ def _run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Te
             fn(input_ids=ids, labels=ids, use_cache=False).loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()  # as timed: the GPU idles while the next step's host work starts
 
-        kernels = profile_steps(one_step, top_other=top_other, top_all=top_all)
+        kernels = profile_steps(one_step, top_other=top_other, top_all=top_all, gaps=gaps, label=variant)
         print(f"-- {variant}: GPU ms per step by kernel class: "
               + ", ".join(f"{k} {v:.2f}" for k, v in kernels.items()), flush=True)
     result = {
@@ -232,6 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="with --profile, also print the N longest kernels of the 'other' class")
     p.add_argument("--profile-top", type=int, default=0, metavar="N",
                    help="with --profile, also print the N longest kernels of any class")
+    p.add_argument("--profile-gaps", type=int, default=0, metavar="N",
+                   help="with --profile, also profile the host: the GPU's idle time per step and the N CPU ops "
+                        "it waited for most")
     p.add_argument("--quick", action="store_true", help="CPU smoke run: tiny config, 3 steps, fallback eager")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
@@ -250,7 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     batches = [torch.randint(0, config["vocab_size"], (args.batch, args.seq), generator=g).to(args.device)
                for _ in range(args.steps)]
     results = {v: run_variant(base, v, batches, args.device, args.timed, fallback, args.profile, args.profile_other,
-                               args.profile_top)
+                               args.profile_top, args.profile_gaps)
                for v in variants}
 
     ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]

@@ -89,13 +89,16 @@ def _record_inductor_config(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, o
 
 
 def _without_build_key(patches: dict[str, object]) -> dict[str, object]:
-    """``patches`` less the entry keying the caches on the op library's build (test_compile_cache.py),
-    which must be there: the graphs these tests compile call the op."""
+    """``patches`` less the entry keying the caches on the op library's build (test_compile_cache.py)
+    and the post-grad pass of splitlinear.grad_concat, which must be there: the graphs these tests
+    compile call the op."""
     import splitlinear._library
-
     from splitlinear.fx import fp8
+    from splitlinear.grad_concat import ConcatNarrowGrads
 
     rest = dict(patches)
+    concat_pass = rest.pop("post_grad_custom_pre_pass")
+    assert isinstance(concat_pass, ConcatNarrowGrads) and concat_pass.then is None
     marked = rest.pop("unsafe_marked_cacheable_functions")
     assert marked.pop("splitlinear.ops.linear") == splitlinear._library.build_id()
     # The FP8 graph functions (option fp8), keyed on the build and their recipe.
