@@ -113,9 +113,12 @@ public:
     std::vector<at::Tensor> oneBias;
     if (hasBias)
       oneBias.push_back(at::cat(*bias));
+    // One part's one scale is cuBLASLt's tensorwise mode when x's is one
+    // too; against x's per-row scales it must be a vector, the spread one
+    // (not the scalar, which scaled_linear would expand with a copy).
     at::Tensor y = h.scaledLinear.call(
         x8.view_symint(input.sym_sizes()), sx, {w8},
-        numWeights == 1 ? partScaleInv : rowScaleInv,
+        numWeights == 1 && !rowwise ? partScaleInv : rowScaleInv,
         hasBias ? std::optional<at::TensorList>(oneBias) : std::nullopt,
         input.scalar_type(), /*fast_accum=*/true);
 
@@ -183,6 +186,13 @@ public:
                               /*write_transposed=*/true,
                               ctx->saved_data["cache_weights"].toBool());
       at::Tensor dz8, sz, sw;
+      // No weight scale left for the GEMM (folded into dy): ones, as many as
+      // dx has columns when dy's scales are per row (outer-vector mode), so
+      // that scaled_linear needs no expanding copy.
+      c10::SymInt swSize = rowwise ? w8t.sym_size(0) : c10::SymInt(1);
+      auto ones = [&] {
+        return at::ones_symint({swSize}, grad.options().dtype(at::kFloat));
+      };
       if (lonePart) {
         auto [out, outT, scaleInv] = h.fp8Quantize.call(
             grad, at::kFloat8_e5m2, "tensor", std::nullopt,
@@ -199,7 +209,7 @@ public:
                                    "tensor");
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
-        sw = at::ones({1}, grad.options().dtype(at::kFloat));
+        sw = ones();
       } else if (recipe == Fp8Recipe::Rowwise && needs.anyWeight()) {
         // Rowwise: dy per row (folded) for dgrad and per column (plain,
         // transposed) for wgrad, from one read of dy.
@@ -207,14 +217,14 @@ public:
             grad, at::kFloat8_e5m2, rowScaleInv, "rows");
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
-        sw = at::ones({1}, grad.options().dtype(at::kFloat));
+        sw = ones();
       } else {
         auto [out, unused, scaleInv] =
             h.fp8Quantize.call(grad, at::kFloat8_e5m2,
                                rowwise ? "rows" : "tensor", rowScaleInv,
                                /*write_out=*/true, /*write_transposed=*/false);
         dz8 = out, sz = scaleInv;
-        sw = at::ones({1}, grad.options().dtype(at::kFloat));
+        sw = ones();
       }
       grads[0] = h.scaledLinear.call(dz8.view_symint(grad.sym_sizes()), sz,
                                      {w8t}, sw, std::nullopt,

@@ -54,14 +54,15 @@ def _grads(model: nn.Module, fn: Callable[..., torch.Tensor], x: torch.Tensor, g
     return [x.grad, *(p.grad for p in model.parameters())]
 
 
-def test_training_gradients_equal_eager_and_graph_holds_concat(op: object) -> None:
+def test_training_gradients_equal_eager_and_graph_holds_concat(op: object, device: str) -> None:
     torch.manual_seed(3)
-    eager = QkvSwiGLU().double()
+    eager = QkvSwiGLU().double().to(device)
     model = copy.deepcopy(eager)
     recorder = Recorder()
     compiled = compile_sl(model, fallback="inductor",
                           inductor_options={"post_grad_custom_pre_pass": recorder, "fx_graph_cache": False})
-    x, g = torch.randn(3, 5, 24, dtype=torch.float64), torch.randn(3, 5, 24, dtype=torch.float64)
+    x = torch.randn(3, 5, 24, dtype=torch.float64, device=device)
+    g = torch.randn(3, 5, 24, dtype=torch.float64, device=device)
     expected = _grads(eager, eager, x, g)
     got = _grads(model, compiled, x, g)
     for e, a in zip(expected, got):
