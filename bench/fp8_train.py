@@ -136,22 +136,27 @@ def profile_steps(step: Callable[[], None], steps: int = 3, top_other: int = 0,
     (:mod:`gpu_gaps`); the result then holds ``idle`` and ``idle waiting for the host``."""
     from torch.profiler import ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if gaps else [])
-    with profile(activities=activities) as prof:
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
     idle: dict[str, float] = {}
     if gaps:
+        # A profile of its own: with the host's activity in it, key_averages() below would also
+        # count host ops' device time (the "other" class doubled).
         import tempfile
 
         from gpu_gaps import idle_gaps, print_gaps
 
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as host_prof:
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
         with tempfile.NamedTemporaryFile(suffix=".json") as trace:
-            prof.export_chrome_trace(trace.name)
+            host_prof.export_chrome_trace(trace.name)
             report = idle_gaps(trace.name, steps, gaps)
         print_gaps(report, label)
         idle = {"idle": report["idle_ms"], "idle waiting for the host": report["host_bound_ms"]}
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
     out: dict[str, float] = {}
     other: list[tuple[float, int, str]] = []
     every: list[tuple[float, int, str]] = []
