@@ -20,7 +20,14 @@ into its block of the result. Producers that share their reads (``dgate`` and ``
 fused by Inductor's scheduler as in the unsplit model. Inductor's own ``aten.cat`` lowering would
 pick its pointwise (masked) form for such inputs (``cat`` in ``torch/_inductor/lowering.py``).
 
-The values are the sum's: each element of ``dy`` is one block's element (the sum added exact zeros).
+The values equal the sum's: each element of ``dy`` is one block's element, which the sum added to an
+exact zero. A ``-0.0`` in a block stays ``-0.0`` (the sum made it ``+0.0``), as Inductor's own
+joint-graph pass does when it drops an ``add`` of zeros (``remove_no_ops`` in
+``torch/_inductor/fx_passes/joint_graph.py``); eager PyTorch's unfused siblings never added the
+zeros either.
+
+The counter ``narrow_grads_concatenated`` counts rewrites when Inductor compiles a graph; a graph
+loaded from Inductor's caches counts none.
 """
 
 from __future__ import annotations
@@ -51,8 +58,9 @@ def concat(tensors: Sequence[Tensor], dim: int) -> Tensor:
         dim: a non-negative dimension index.
 
     Raises:
-        ValueError: fewer than two tensors, or ``dim`` negative or out of range.
-        RuntimeError: shapes, dtypes or devices that ``torch.cat`` refuses (its message).
+        ValueError: fewer than two tensors, ``dim`` negative or out of range, or tensors of
+            different dtypes or numbers of dims.
+        RuntimeError: shapes or devices that ``torch.cat`` refuses (its message).
     """
     _check_concat_args(tensors, dim)
     return torch.cat(list(tensors), dim)
@@ -72,6 +80,9 @@ def _check_concat_args(tensors: Sequence[Tensor], dim: int) -> None:
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != tensors[0].dtype:
             raise ValueError(f"splitlinear.concat: tensors[{i}] is {t.dtype}, tensors[0] is {tensors[0].dtype}")
+        if t.dim() != tensors[0].dim():
+            raise ValueError(f"splitlinear.concat: tensors[{i}] has {t.dim()} dims, tensors[0] has "
+                             f"{tensors[0].dim()}")
 
 
 def _setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:

@@ -169,6 +169,17 @@ def test_concat_op_contract() -> None:
         torch.ops.splitlinear.concat([a, b], 2)
     with pytest.raises(ValueError, match=r"tensors\[1\] is torch.float64"):
         torch.ops.splitlinear.concat([a, b.double()], 1)
+    with pytest.raises(ValueError, match=r"tensors\[1\] has 1 dims, tensors\[0\] has 2"):
+        torch.ops.splitlinear.concat([a, torch.empty(0)], 0)
+
+
+def test_negative_zero_of_a_block_is_kept() -> None:
+    """The rewrite keeps a block's -0.0 (the sum of blocks made it +0.0; module docstring)."""
+    a, b = torch.tensor([[-0.0, 1.0]]), torch.tensor([[-0.0]])
+    gm, _ = _pass_on(lambda a, b: _blocks(a, b), a, b)
+    out = gm(a, b)
+    assert torch.equal(out, _blocks(a, b))
+    assert torch.signbit(out).tolist() == [[True, False, True]]
 
 
 def test_concat_gradient_is_split() -> None:

@@ -271,13 +271,31 @@ def _sibling_group(members: list[LinearSite], state: GraphState,
     return accepted
 
 
+#: Why a sibling whose output carries no gradient is not fused with siblings whose outputs do.
+_NO_GRADIENT = ("its output carries no gradient (only detached, used under no_grad or by ops without one): "
+                "in one call with siblings that get gradients its weight would get a zero gradient, "
+                "where eager PyTorch leaves it None")
+
+
+def _without_gradient(sites: list[LinearSite], state: GraphState) -> set[fx.Node]:
+    """The outputs of ``sites`` that run under grad mode yet carry no gradient, when a sibling's
+    output does carry one (if none does, the call gets no gradient at all, as eager's linears)."""
+    dead = {s.out for s in sites if s.grad_mode and not state.carries_gradient(s.out)}
+    return dead if len(dead) < len(sites) else set()
+
+
 def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
-                        state: GraphState) -> tuple[list[Region], dict[fx.Node, str]]:
-    """Regions of two or more valid siblings (split by bias presence), and why each left-out sibling is."""
+                        state: GraphState) -> tuple[list[Region], dict[fx.Node, str], dict[fx.Node, str]]:
+    """Regions of two or more valid siblings (split by bias presence), why each left-out sibling is,
+    and the siblings left out by policy (:data:`_NO_GRADIENT`): skipped, not rejected."""
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
+    skips: dict[fx.Node, str] = {}
     for inp in inputs:
         ok = [s for s in valid if s.input is inp]
+        dead = _without_gradient(ok, state)
+        skips.update(dict.fromkeys(dead, _NO_GRADIENT))
+        ok = [s for s in ok if s.out not in dead]
         for with_bias in (False, True):
             members = sorted((s for s in ok if (s.bias is not None) == with_bias), key=lambda s: state.order[s.out])
             if len(members) < 2:
@@ -289,22 +307,27 @@ def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
             accepted = _sibling_group(members, state, leftover_reason)
             if len(accepted) >= 2:
                 regions.append(Region(accepted))
-    return regions, leftover_reason
+    return regions, leftover_reason, skips
 
 
 def _unfused_sites(valid: list[LinearSite], fused: set[fx.Node], leftover_reason: dict[fx.Node, str],
-                   lone_sites: bool = False) -> tuple[list[Region], list[Rejection]]:
-    """Valid sites no horizontal region took: a region each if from a cat (or ``lone_sites``), else a rejection."""
+                   skips: dict[fx.Node, str], lone_sites: bool = False,
+                   ) -> tuple[list[Region], list[Rejection], list[str]]:
+    """Valid sites no horizontal region took: a region each if from a cat (or ``lone_sites``), else a
+    skip note when ``skips`` names the site, else a rejection."""
     regions: list[Region] = []
     rejections: list[Rejection] = []
+    skipped: list[str] = []
     for site in valid:
         if site.out in fused:
             continue
         if site.from_cat or lone_sites:
             regions.append(Region([site]))
+        elif site.out in skips:
+            skipped.append(f"{site.describe()}: {skips[site.out]}")
         else:
             rejections.append(Rejection(site.out, leftover_reason.get(site.out, "no sibling left to fuse with")))
-    return regions, rejections
+    return regions, rejections, skipped
 
 
 def _apply_min_parts(regions: list[Region], min_parts: int,
@@ -328,7 +351,9 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     rejected, and a sibling is left unfused, when the rewrite would move a
     read across a barrier (:mod:`splitlinear.fx.state`: a grad-mode or
     autocast change, an in-place/mutating node, another side effect); a
-    sibling's operands must also be defined before the first sibling.
+    sibling's operands must also be defined before the first sibling. A
+    sibling whose output carries no gradient while another's does is left
+    unfused (a policy skip): its weight's gradient stays ``None``, as eager's.
 
     Args:
         graph: a Dynamo (torch-level) FX graph whose nodes carry
@@ -356,9 +381,10 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     valid, rejections = _valid_candidates(sites, by_input, state, horizontal_fusion, lone_sites)
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
+    skips: dict[fx.Node, str] = {}
     if horizontal_fusion:
-        regions, leftover_reason = _horizontal_regions(valid, list(by_input), state)
+        regions, leftover_reason, skips = _horizontal_regions(valid, list(by_input), state)
     fused = {s.out for r in regions for s in r.sites}
-    vertical, unfused = _unfused_sites(valid, fused, leftover_reason, lone_sites)
+    vertical, unfused, no_gradient = _unfused_sites(valid, fused, leftover_reason, skips, lone_sites)
     kept, skipped = _apply_min_parts(regions + vertical, min_parts, state.order)
-    return Plan(kept, rejections + unfused, skipped)
+    return Plan(kept, rejections + unfused, no_gradient + skipped)

@@ -46,6 +46,31 @@ _INPLACE_OPERATORS: frozenset[Any] = frozenset({
     operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift,
 })
 
+#: Calls whose output carries no gradient back to their input.
+_DETACHING: frozenset[Any] = frozenset({torch.detach, torch.Tensor.detach, torch.ops.aten.detach.default})
+
+
+def _detaches(node: fx.Node) -> bool:
+    return (node.op == "call_method" and node.target == "detach") or (
+        node.op == "call_function" and node.target in _DETACHING)
+
+
+def _may_carry_gradient(node: fx.Node) -> bool:
+    """Whether ``node``'s value can carry a gradient: a floating or complex tensor, or a container of
+    values holding one. Without an example value, assumed to."""
+    if "example_value" not in node.meta and "val" not in node.meta:
+        return True
+
+    def holds(value: Any) -> bool:
+        if isinstance(value, torch.Tensor):
+            return value.dtype.is_floating_point or value.dtype.is_complex
+        if isinstance(value, (list, tuple)):
+            return any(holds(v) for v in value)
+        return False
+
+    return holds(node.meta.get("example_value", node.meta.get("val")))
+
+
 #: Device types whose autocast state is tracked.
 AUTOCAST_DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
@@ -198,6 +223,7 @@ class GraphState:
         self._autocast: list[AutocastState] = []
         self._barriers: list[int] = []  # positions of barrier nodes
         self._nodes: list[fx.Node] = []
+        self._reaching: set[fx.Node] | None = None  # built by carries_gradient
         grad = entry_grad_mode
         autocast = entry_autocast if entry_autocast is not None else ambient_autocast()
         stack: list[AutocastState] = []
@@ -217,6 +243,22 @@ class GraphState:
                 autocast = stack.pop()
             if is_barrier(node):
                 self._barriers.append(i)
+
+    def carries_gradient(self, node: fx.Node) -> bool:
+        """Whether a gradient from the graph's outputs can reach ``node``'s value: some path from it
+        to the output runs through values that may carry one (floating or complex), under grad mode,
+        and through no ``detach``. Conservative: a higher-order op or a call without an example
+        value is assumed to pass the gradient on."""
+        if self._reaching is None:
+            reaching: set[fx.Node] = set()
+            for user in reversed(self._nodes):  # users come after their inputs
+                if user.op == "output":
+                    reaching.update(user.all_input_nodes)
+                elif (user in reaching and self.grad_mode_at(user) and not _detaches(user)
+                      and _may_carry_gradient(user)):
+                    reaching.update(user.all_input_nodes)
+            self._reaching = reaching
+        return node in self._reaching
 
     def grad_mode_at(self, node: fx.Node) -> bool:
         """The grad mode in effect when ``node`` runs."""
