@@ -34,8 +34,8 @@ import torch.fx as fx
 from ._cache_key import keyed_on_build
 from ._logging import logger
 from .fx.driver import rewrite_graph
-from .grad_concat import with_concat_pass
 from .fx.residue import runs_eagerly
+from .grad_concat import with_concat_pass
 from .options import SplitLinearOptions
 from .precompile import precompile_regions
 from .stats import bump as _bump
