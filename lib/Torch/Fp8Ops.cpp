@@ -462,10 +462,13 @@ at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
   std::optional<std::vector<at::Tensor>> oneBias;
   if (bias)
     oneBias = std::vector<at::Tensor>{at::cat(*bias)};
-  return scaledLinear(x8, sx, {w8}, weight.size() == 1 ? partScaleInv : rowScaleInv,
-                      oneBias ? std::optional<at::TensorList>(*oneBias)
-                              : std::nullopt,
-                      input.scalar_type(), /*fastAccum=*/true);
+  // One part's scalar only against x's scalar (tensorwise mode); against
+  // per-row scales the spread vector, which needs no expanding copy.
+  bool scalarWeightScale = weight.size() == 1 && r == Fp8Recipe::Tensorwise;
+  return scaledLinear(
+      x8, sx, {w8}, scalarWeightScale ? partScaleInv : rowScaleInv,
+      oneBias ? std::optional<at::TensorList>(*oneBias) : std::nullopt,
+      input.scalar_type(), /*fastAccum=*/true);
 }
 
 namespace {

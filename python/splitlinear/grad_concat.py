@@ -197,6 +197,23 @@ def _tiling(node: fx.Node) -> tuple[int, list[fx.Node]] | None:
     return dim, [block.src for block in ordered]
 
 
+#: The nodes a rewritten sum is made of: erased once unused (no other node is touched).
+_SUM_TARGETS = (aten.add.Tensor, aten.slice_scatter.default, aten.full.default)
+
+
+def _erase_unused(graph: fx.Graph, root: fx.Node) -> None:
+    """Erase ``root`` and, transitively, the adds, ``slice_scatter`` and ``full`` nodes it read
+    that nothing else uses now."""
+    work = [root]
+    while work:
+        node = work.pop()
+        if node.users or node.op != "call_function" or node.target not in _SUM_TARGETS:
+            continue
+        inputs = node.all_input_nodes
+        graph.erase_node(node)
+        work.extend(inputs)
+
+
 class ConcatNarrowGrads(CustomGraphPass):
     """Inductor post-grad pass: a sum of ``slice_scatter``-into-zeros blocks that tile one
     dimension becomes ``splitlinear::concat`` of the blocks (module docstring).
@@ -222,9 +239,9 @@ class ConcatNarrowGrads(CustomGraphPass):
                 cat = graph.call_function(torch.ops.splitlinear.concat.default, (sources, dim))
             cat.meta.update(node.meta)
             node.replace_all_uses_with(cat)
+            _erase_unused(graph, node)
             rewritten += 1
         if rewritten:
-            graph.eliminate_dead_code()
             _bump("narrow_grads_concatenated", rewritten)
         if self.then is not None:
             self.then(graph)

@@ -118,6 +118,17 @@ def test_pass_rewrites_exact_tiling_in_any_order() -> None:
     torch.testing.assert_close(gm(a, b, c), torch.cat([a, b, c], 1), rtol=0, atol=0)
 
 
+def test_pass_erases_only_what_it_replaced() -> None:
+    a, b = torch.randn(4, 3), torch.randn(4, 5)
+
+    def f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a * 2  # dead, and not the pass's to erase
+        return _blocks(a, b)
+
+    gm, targets = _pass_on(f, a, b)
+    assert targets == [aten.mul.Tensor, torch.ops.splitlinear.concat.default]
+
+
 def test_pass_rewrites_negative_dim() -> None:
     a, b = torch.randn(2, 3, 4), torch.randn(2, 3, 6)
     gm, targets = _pass_on(lambda a, b: _blocks(a, b, dim=-1), a, b)

@@ -110,3 +110,48 @@ def test_sibling_output_returned_is_fused(op: object) -> None:
     for p, p_eager in zip(model.parameters(), eager.parameters()):
         torch.testing.assert_close(p.grad, p_eager.grad, rtol=1e-12, atol=1e-12)
     assert splitlinear.stats()["linears_fused"] == 3
+
+
+def test_two_siblings_one_without_gradient_under_strict(op: object) -> None:
+    """The sibling left alone by the skip is skipped too, not rejected: ``strict=True`` compiles."""
+
+    class Two(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(32, 16), nn.Linear(32, 16)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return (self.a(x) * self.b(x).detach()).sum()
+
+    torch.manual_seed(11)
+    eager = Two().double()
+    model = copy.deepcopy(eager)
+    x = torch.randn(4, 32, dtype=torch.float64)
+    eager(x).backward()
+    compile_sl(model, strict=True)(x).backward()
+    assert model.b.weight.grad is None
+    torch.testing.assert_close(model.a.weight.grad, eager.a.weight.grad, rtol=1e-12, atol=1e-12)
+    assert splitlinear.stats()["candidates_rejected"] == 0
+
+
+def test_gradient_through_an_in_place_write_counts(op: object) -> None:
+    """Siblings whose outputs reach the loss only through in-place writes (no users in the graph)
+    still carry a gradient: all three fuse, with eager's gradients."""
+
+    class Written(Siblings):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            q, k, v = self.q(x), self.k(x), self.v(x)
+            buf = torch.zeros(x.shape[0], 32, dtype=x.dtype)
+            buf[:, :16] = k
+            buf[:, 16:].add_(v)
+            return (q.sin() * buf).sum()
+
+    torch.manual_seed(12)
+    eager = Written(_DEAD_USES["detach"]).double()
+    model = copy.deepcopy(eager)
+    x = torch.randn(4, 32, dtype=torch.float64)
+    eager(x).backward()
+    compile_sl(model, strict=True)(x).backward()
+    for p, p_eager in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, p_eager.grad, rtol=1e-12, atol=1e-12)
+    assert splitlinear.stats()["linears_fused"] == 3

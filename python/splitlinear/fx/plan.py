@@ -275,6 +275,8 @@ def _sibling_group(members: list[LinearSite], state: GraphState,
 _NO_GRADIENT = ("its output carries no gradient (only detached, used under no_grad or by ops without one): "
                 "in one call with siblings that get gradients its weight would get a zero gradient, "
                 "where eager PyTorch leaves it None")
+#: Why a sibling is left alone when its only equals were skipped for :data:`_NO_GRADIENT`.
+_ALONE = "its only sibling(s) with the same bias presence carry no gradient and are left unfused"
 
 
 def _without_gradient(sites: list[LinearSite], state: GraphState) -> set[fx.Node]:
@@ -295,11 +297,14 @@ def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
         ok = [s for s in valid if s.input is inp]
         dead = _without_gradient(ok, state)
         skips.update(dict.fromkeys(dead, _NO_GRADIENT))
+        dead_bias = {s.bias is not None for s in ok if s.out in dead}
         ok = [s for s in ok if s.out not in dead]
         for with_bias in (False, True):
             members = sorted((s for s in ok if (s.bias is not None) == with_bias), key=lambda s: state.order[s.out])
             if len(members) < 2:
-                if members and len(ok) > len(members):
+                if members and with_bias in dead_bias:
+                    skips[members[0].out] = _ALONE  # fusable but for the skip: not a rejection either
+                elif members and len(ok) > len(members):
                     leftover_reason[members[0].out] = (
                         f"sibling linears on input {inp.name!r} mix bias and no bias; "
                         "fused only among equals and no equal is left")

@@ -247,12 +247,13 @@ class GraphState:
     def carries_gradient(self, node: fx.Node) -> bool:
         """Whether a gradient from the graph's outputs can reach ``node``'s value: some path from it
         to the output runs through values that may carry one (floating or complex), under grad mode,
-        and through no ``detach``. Conservative: a higher-order op or a call without an example
-        value is assumed to pass the gradient on."""
+        and through no ``detach``. Conservative: a barrier (an in-place write such as
+        ``buf[i] = v`` or ``x.add_(v)``, whose node has no users, a higher-order op, an opaque
+        call) and a call without an example value are assumed to pass the gradient on."""
         if self._reaching is None:
             reaching: set[fx.Node] = set()
             for user in reversed(self._nodes):  # users come after their inputs
-                if user.op == "output":
+                if user.op == "output" or (self.grad_mode_at(user) and is_barrier(user)):
                     reaching.update(user.all_input_nodes)
                 elif (user in reaching and self.grad_mode_at(user) and not _detaches(user)
                       and _may_carry_gradient(user)):
