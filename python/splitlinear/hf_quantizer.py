@@ -4,10 +4,15 @@
 in ``model.config.quantization_config`` (a :class:`SplitLinearFp8Config`,
 ``quant_method = "splitlinear_fp8"``), which ``save_pretrained`` writes into
 ``config.json`` next to the FP8 weights. Importing :mod:`splitlinear.serving`
-registers the config and :class:`SplitLinearFp8Quantizer` with transformers,
-so ``from_pretrained`` of such a checkpoint rebuilds the same
+registers the config and :class:`SplitLinearFp8Quantizer` with transformers
+(:func:`register`, which also hands over serving's loader hooks), so
+``from_pretrained`` of such a checkpoint rebuilds the same
 :class:`~splitlinear.serving.Fp8ServingLinear` modules before the weights
 load (FP8 as stored, no cast), then packs each group adjacent again.
+
+This module does not import :mod:`splitlinear.serving` (serving imports it):
+the record both share is :mod:`splitlinear._fp8_record`, and the two steps of
+a load that need serving's modules come in through :func:`register`.
 
 Without the import transformers does not know the method: it warns "Unknown
 quantization type" and would load the FP8 bytes into bf16 ``nn.Linear``
@@ -17,7 +22,7 @@ before loading such a checkpoint.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from transformers.quantizers import HfQuantizer
@@ -29,19 +34,32 @@ from transformers.quantizers.auto import (
 )
 from transformers.utils.quantization_config import QuantizationConfigMixin
 
-from . import serving  # noqa: I001  (serving imports this module at its end)
+from ._fp8_record import QUANT_METHOD, ConvertedGroup
 
-__all__ = ["SplitLinearFp8Config", "SplitLinearFp8Quantizer"]
+__all__ = ["LoaderHook", "SplitLinearFp8Config", "SplitLinearFp8Quantizer", "register"]
+
+#: A step of loading a checkpoint: ``(model, recorded groups)``, modifying the model in place.
+LoaderHook = Callable[[Any, Sequence[ConvertedGroup]], None]
+
+#: Serving's ``replay_conversion`` (before the weights load) and ``repack`` (after), once registered.
+_hooks: dict[str, LoaderHook] = {}
+
+
+def _hook(name: str) -> LoaderHook:
+    hook = _hooks.get(name)
+    if hook is None:
+        raise RuntimeError(f"{QUANT_METHOD}: no {name} loader hook is registered; import splitlinear.serving "
+                           f"before loading a checkpoint converted by convert_to_fp8_serving")
+    return hook
 
 
 class SplitLinearFp8Config(QuantizationConfigMixin):
     """What ``config.json`` records of the conversions: each converted group (FQNs in output
     order) with its weight and activation scalings."""
 
-    def __init__(self, groups: Sequence[serving.ConvertedGroup | dict[str, Any]] = (), **kwargs: Any) -> None:
-        self.quant_method = serving.QUANT_METHOD
-        self.groups = [g if isinstance(g, serving.ConvertedGroup) else serving.ConvertedGroup.from_dict(g)
-                       for g in groups]
+    def __init__(self, groups: Sequence[ConvertedGroup | dict[str, Any]] = (), **kwargs: Any) -> None:
+        self.quant_method = QUANT_METHOD
+        self.groups = [g if isinstance(g, ConvertedGroup) else ConvertedGroup.from_dict(g) for g in groups]
 
     @classmethod
     def from_any(cls, record: Any) -> SplitLinearFp8Config:
@@ -67,10 +85,10 @@ class SplitLinearFp8Quantizer(HfQuantizer):
                              "then call splitlinear.serving.convert_to_fp8_serving(model)")
 
     def _process_model_before_weight_loading(self, model: Any, **kwargs: Any) -> None:
-        serving.replay_conversion(model, self.quantization_config.groups)
+        _hook("replay")(model, self.quantization_config.groups)
 
     def _process_model_after_weight_loading(self, model: Any, **kwargs: Any) -> Any:
-        serving.repack(model, self.quantization_config.groups)
+        _hook("repack")(model, self.quantization_config.groups)
         return model
 
     def is_serializable(self, safe_serialization: bool = True) -> bool:
@@ -85,12 +103,16 @@ class SplitLinearFp8Quantizer(HfQuantizer):
         return True
 
 
-def register() -> None:
-    """Registers the method with transformers (idempotent)."""
-    if serving.QUANT_METHOD not in AUTO_QUANTIZATION_CONFIG_MAPPING:
-        register_quantization_config(serving.QUANT_METHOD)(SplitLinearFp8Config)
-    if serving.QUANT_METHOD not in AUTO_QUANTIZER_MAPPING:
-        register_quantizer(serving.QUANT_METHOD)(SplitLinearFp8Quantizer)
+def register(replay: LoaderHook, repack: LoaderHook) -> None:
+    """Registers the method with transformers and the two loader steps it runs (idempotent).
 
-
-register()
+    ``replay`` converts the recorded groups of a freshly built model before its weights load;
+    ``repack`` makes each group's loaded tensors adjacent again afterwards.
+    :mod:`splitlinear.serving` calls this with its ``replay_conversion`` and ``repack``.
+    """
+    _hooks["replay"] = replay
+    _hooks["repack"] = repack
+    if QUANT_METHOD not in AUTO_QUANTIZATION_CONFIG_MAPPING:
+        register_quantization_config(QUANT_METHOD)(SplitLinearFp8Config)
+    if QUANT_METHOD not in AUTO_QUANTIZER_MAPPING:
+        register_quantizer(QUANT_METHOD)(SplitLinearFp8Quantizer)

@@ -38,21 +38,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from ._dtypes import FP8_HIGH_PRECISION_DTYPES
+from ._fp8_record import FP8_SCALINGS, QUANT_METHOD, ConvertedGroup, Fp8Scaling, check_scaling
 from ._logging import logger
 from .options import check_fp8_filter, fp8_filter_allows
 from .packing import find_sibling_groups, install_whole_state_dict_hook
 
 __all__ = ["ConvertedGroup", "Fp8Scaling", "Fp8ServingLinear", "ServingReport", "convert_to_fp8_serving"]
-
-#: How scales are taken: one per tensor (for weights: per part) or one per row.
-Fp8Scaling = Literal["tensorwise", "rowwise"]
-FP8_SCALINGS: tuple[str, ...] = get_args(Fp8Scaling)
 
 #: The FP8 GEMM's granule: K and every part's rows must be multiples of it.
 _GRANULE = 16
@@ -290,8 +287,7 @@ def _replace(model: nn.Module, names: Sequence[str], linears: Sequence[nn.Linear
 
 
 def _check_scaling(name: str, value: str) -> None:
-    if value not in FP8_SCALINGS:
-        raise ValueError(f"convert_to_fp8_serving: {name} must be one of {FP8_SCALINGS}, got {value!r}")
+    check_scaling("convert_to_fp8_serving", name, value)
 
 
 #: How errors name convert_to_fp8_serving's fp8_filter.
@@ -419,10 +415,6 @@ def _compatible_runs(names: Sequence[str], modules: dict[str, nn.Module]) -> lis
     return [list(names)] if same else [[n] for n in names]
 
 
-#: The ``quant_method`` of a transformers config holding a splitlinear FP8 conversion.
-QUANT_METHOD = "splitlinear_fp8"
-
-
 def _existing_record(model: nn.Module) -> Any:
     """The model config's ``quantization_config`` (None without one or without a config)."""
     config = getattr(model, "config", None)
@@ -454,30 +446,6 @@ def _record_in_config(model: nn.Module, report: ServingReport, weight_scaling: s
     groups = [] if existing is None else SplitLinearFp8Config.from_any(existing).groups
     groups = groups + [ConvertedGroup(tuple(g), weight_scaling, activation_scaling) for g in report.converted]
     config.quantization_config = SplitLinearFp8Config(groups=groups)
-
-
-@dataclass(frozen=True)
-class ConvertedGroup:
-    """One converted group as a checkpoint records it."""
-
-    modules: tuple[str, ...]  #: qualified names, in output order
-    weight_scaling: Fp8Scaling
-    activation_scaling: Fp8Scaling
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"modules": list(self.modules), "weight_scaling": self.weight_scaling,
-                "activation_scaling": self.activation_scaling}
-
-    @staticmethod
-    def from_dict(entry: dict[str, Any]) -> ConvertedGroup:
-        """Raises ValueError for an entry that is not one (a corrupt or foreign config)."""
-        try:
-            group = ConvertedGroup(tuple(entry["modules"]), entry["weight_scaling"], entry["activation_scaling"])
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"splitlinear_fp8 quantization_config: bad group entry {entry!r}") from exc
-        _check_scaling("weight_scaling", group.weight_scaling)
-        _check_scaling("activation_scaling", group.activation_scaling)
-        return group
 
 
 def replay_conversion(model: nn.Module, groups: Sequence[ConvertedGroup]) -> None:
@@ -539,8 +507,9 @@ def _register_with_transformers() -> bool:
         import transformers  # noqa: F401
     except ImportError:
         return False
-    from . import hf_quantizer  # noqa: F401
+    from . import hf_quantizer
 
+    hf_quantizer.register(replay_conversion, repack)
     return True
 
 
