@@ -55,25 +55,9 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from ._dtensor import is_dtensor as _is_dtensor
+from ._dtensor import local_shard as _local
 from ._logging import logger
-
-
-def _dtensor_type() -> type | None:
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:  # torch built without distributed
-        return None
-    return DTensor
-
-
-def _is_dtensor(t: Any) -> bool:
-    cls = _dtensor_type()
-    return cls is not None and isinstance(t, cls)
-
-
-def _local(t: torch.Tensor) -> torch.Tensor:
-    """A DTensor's local shard (what this rank stores), or ``t`` itself."""
-    return t._local_tensor if _is_dtensor(t) else t
 
 #: Sibling projections found by default (children of one module, in this order).
 DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (

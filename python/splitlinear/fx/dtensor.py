@@ -42,6 +42,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from .._dtensor import is_dtensor, local_shard
 from .model import LinearFn, LinearSite, Region, node_tensor, node_value
 from .rewrite import copy_meta, erase_dead, fake_mode_of, observes_strides, propagation_context, region_anchor
 
@@ -55,24 +56,10 @@ __all__ = [
 ]
 
 
-def _dtensor_type() -> type | None:
-    try:
-        from torch.distributed.tensor import DTensor
-    except ImportError:  # torch built without distributed
-        return None
-    return DTensor
-
-
-def is_dtensor(value: Any) -> bool:
-    """``value`` is a DTensor (real or with a fake local tensor)."""
-    cls = _dtensor_type()
-    return cls is not None and isinstance(value, cls)
-
-
 def local_tensor(node: Any) -> torch.Tensor | None:
     """:func:`~.model.node_tensor`, or the local shard of a DTensor value (what the op sees on this rank)."""
     value = node_tensor(node)
-    return value._local_tensor if is_dtensor(value) else value
+    return None if value is None else local_shard(value)
 
 
 def is_dtensor_site(site: LinearSite) -> bool:
