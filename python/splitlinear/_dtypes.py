@@ -34,7 +34,7 @@ def prose_list(dtypes: Iterable[torch.dtype]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-# --- FP8 (issue 19; the C++ side is lib/Torch/Fp8Ops.cpp) -------------------------------------
+# --- FP8 (the C++ side is lib/Torch/Fp8Ops.cpp) -----------------------------------------------
 
 #: The FP8 storage types: ``float8_e4m3fn`` (max 448; activations, weights) and
 #: ``float8_e5m2`` (max 57344; gradients).

@@ -5,9 +5,11 @@ When every node of a rewritten Dynamo graph is a splitlinear op call, a view of 
 after a view whose strides are observable, Inductor has nothing to fuse or schedule in
 it: compiling it only wraps the op in AOTAutograd's runtime (a Python ``autograd.Function`` around
 the op's own C++ autograd node, its backward graph, and the generated Python wrapper), which costs
-host time on every call. The backend runs such a graph eagerly instead (:func:`only_op_calls`;
-measured in ``docs/Performance.md``, "2026-12-02: graphs without residue; host time measured side
-by side").
+host time on every call. The backend runs such a graph eagerly instead (:func:`only_op_calls`).
+A training step (forward and backward) of one split linear, x ``[16, 8192]``, parts ``[8192]`` ×3,
+run eagerly took 0.346 ms on the H200 against 0.805 ms through Inductor, the op alone 0.335 ms
+(``bench/bench_cudagraphs.py --skip-models --groups base``); on a 2-core CPU (parts
+``[64, 32, 32]``, K 64, x ``[16, 64]``) 61.5 µs against 133.3 µs, the op alone 55.4 µs.
 """
 
 from __future__ import annotations
