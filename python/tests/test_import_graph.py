@@ -17,7 +17,9 @@ Two graphs are checked:
   that each need the other; the package keeps none, so the layering stays a
   tree that can be read top-down.
 
-Imports under ``if TYPE_CHECKING:`` never run and are left out of both.
+Imports under ``if TYPE_CHECKING:`` never run and are left out of both, as is
+``importlib.import_module`` (the package ``__init__``'s lazy ``ops`` and
+``backend`` attributes: a string, not an import statement).
 """
 
 from __future__ import annotations
