@@ -1,9 +1,15 @@
-"""Helpers shared by the GPU check and the benchmarks: split parameters in
-the three storage situations the op distinguishes, and CUDA-event timing."""
+"""Helpers shared by the benchmarks: split parameters in the three storage situations the op
+distinguishes, timing (CUDA events, CUDA-graph replay, L2 flush, a CPU fallback), peak memory,
+one process per variant, and the environment header every result JSON carries."""
 
 from __future__ import annotations
 
+import os
+import platform
 import statistics
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -64,6 +70,56 @@ def cuda_time_ms(fn: Callable[[], object], warmup: int = 10, reps: int = 50, bat
     return statistics.median(times)
 
 
+def cpu_time_ms(fn: Callable[[], object], warmup: int = 2, reps: int = 5) -> float:
+    """Median wall-clock time of ``fn`` over ``reps`` calls after ``warmup`` (ms): the CPU stand-in
+    for :func:`cuda_time_ms` in ``--quick`` runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def timer_for(device: str, reps: int = 20) -> Callable[[Callable[[], object]], float]:
+    """:func:`cuda_time_ms` with ``reps`` batches on CUDA, :func:`cpu_time_ms` elsewhere."""
+    if device == "cuda":
+        return lambda fn: cuda_time_ms(fn, warmup=5, reps=reps, batch=5)
+    return cpu_time_ms
+
+
+_l2_buffer: torch.Tensor | None = None
+
+
+def flush_l2() -> None:
+    """Overwrites a buffer larger than the GPU's L2 cache (H100/H200: 50 MiB), so that the next
+    kernel reads its operands from HBM, as in a model where other layers ran in between."""
+    global _l2_buffer
+    if _l2_buffer is None:
+        _l2_buffer = torch.empty(256 * 2**20, dtype=torch.uint8, device="cuda")
+    _l2_buffer.zero_()
+
+
+def cuda_time_cold_ms(fn: Callable[[], object], warmup: int = 3, reps: int = 20) -> float:
+    """Median CUDA-event time of single calls of ``fn``, each after :func:`flush_l2` (ms)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush_l2()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
 def graph_replayed(fn: Callable[[], object], calls: int = 1) -> Callable[[], object]:
     """``calls`` back-to-back calls of ``fn`` captured once by ``torch.cuda.graph`` (after a
     side-stream warm-up); returns the graph's replay."""
@@ -90,19 +146,17 @@ def peak_memory_mb(fn: Callable[[], object]) -> float:
     return (torch.cuda.max_memory_allocated() - base) / 2**20
 
 
-def run_workers(script: str, names: Sequence[str], json_path: str, extra_args: Sequence[str] = ()) -> list[dict]:
-    """Runs ``script --worker NAME --json PART`` once per name, each in a process of its own (so that
+def run_workers(script: str, names: Sequence[str], json_path: str, extra_args: Sequence[str] = (),
+                out_flag: str = "--json") -> list:
+    """Runs ``script --worker NAME <out_flag> PART`` once per name, each in a process of its own (so that
     compiled code, CUDA graphs and allocator state do not carry over), and returns the JSON objects
     the workers wrote, in order; a worker that fails is reported and left out."""
     import json
-    import os
-    import subprocess
-    import sys
 
     results = []
     for name in names:
         path = f"{json_path}.{name}.part"
-        cmd = [sys.executable, os.path.abspath(script), "--worker", name, "--json", path, *extra_args]
+        cmd = [sys.executable, os.path.abspath(script), "--worker", name, out_flag, path, *extra_args]
         print(f"== {name}", flush=True)
         proc = subprocess.run(cmd)
         if proc.returncode != 0 or not os.path.exists(path):
@@ -112,3 +166,64 @@ def run_workers(script: str, names: Sequence[str], json_path: str, extra_args: S
             results.append(json.load(f))
         os.remove(path)
     return results
+
+
+def _version(module: str) -> str:
+    try:
+        mod = __import__(module)
+    except ImportError:
+        return "not installed"
+    return str(getattr(mod, "__version__", "unknown"))
+
+
+def _run(cmd: Sequence[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def cublaslt_version() -> str:
+    """cuBLASLt's version as the loaded library reports it (``cublasLtGetVersion``), or ``unknown``."""
+    if not torch.cuda.is_available():
+        return "n/a (no CUDA device)"
+    import ctypes
+
+    torch.ones(1, device="cuda") @ torch.ones(1, 1, device="cuda")  # loads cuBLAS(Lt)
+    for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"):
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError:
+            continue
+        lib.cublasLtGetVersion.restype = ctypes.c_size_t
+        v = int(lib.cublasLtGetVersion())
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return "unknown"
+
+
+def environment(command: Sequence[str] | None = None) -> dict[str, object]:
+    """The header of every result JSON: hardware, versions, commit, date and the exact command."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cuda = torch.cuda.is_available()
+    smi = _run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,clocks.sm,driver_version",
+                "--format=csv,noheader,nounits"]) if cuda else ""
+    fields = [f.strip() for f in smi.splitlines()[0].split(",")] if smi and smi != "unknown" else []
+    commit = _run(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
+    dirty = _run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])
+    return {
+        "gpu": torch.cuda.get_device_name() if cuda else "none (cpu)",
+        "gpu_count": torch.cuda.device_count() if cuda else 0,
+        "sm_clock_mhz": {"max": fields[1], "current": fields[2]} if len(fields) >= 4 else "n/a",
+        "driver": fields[3] if len(fields) >= 4 else "n/a",
+        "cuda": torch.version.cuda or "n/a",
+        "cublaslt": cublaslt_version(),
+        "torch": torch.__version__,
+        "torchao": _version("torchao"),
+        "transformers": _version("transformers"),
+        "splitlinear": _version("splitlinear"),
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "commit": commit + ("+dirty" if dirty and dirty != "unknown" else ""),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "command": " ".join(command if command is not None else [sys.executable, *sys.argv]),
+    }

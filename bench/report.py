@@ -1,0 +1,394 @@
+"""Renders the benchmark JSON (``bench/run.py``) into the tables of ``docs/Performance.md`` and plots.
+
+Each table sits in the document between ``<!-- BEGIN name -->`` and ``<!-- END name -->``; this
+replaces what is between the markers with the table rendered from ``RESULTS/<suite>.json`` (or a
+line saying which command measures it, where that JSON is absent), and leaves the rest of the
+document as it is. Plots (matplotlib, when installed) go to ``docs/img/``.
+
+    python bench/report.py                               # bench/results/h200 -> docs/Performance.md, docs/img
+    python bench/report.py --results DIR --doc OUT.md    # any results folder, any document
+    python bench/report.py --check                       # exit 1 if a table differs from its JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_RESULTS = REPO / "bench" / "results" / "h200"
+DEFAULT_DOC = REPO / "docs" / "Performance.md"
+DEFAULT_IMG = REPO / "docs" / "img"
+MARKER = re.compile(r"(<!-- BEGIN (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END (?P=name) -->)", re.S)
+
+NAMES = {
+    "eager_bf16": "eager bf16", "inductor_bf16": "Inductor bf16", "inductor_bf16_ro": "Inductor bf16 (reduce-overhead)",
+    "splitlinear_bf16": "splitlinear bf16", "splitlinear_bf16_ro": "splitlinear bf16 (reduce-overhead)",
+    "splitlinear_fp8": "splitlinear FP8 weights", "splitlinear_fp8_ro": "splitlinear FP8 weights (reduce-overhead)",
+    "splitlinear_fp8_tw_ro": "splitlinear FP8 weights, per part (reduce-overhead)",
+    "splitlinear_fp8_all_ro": "splitlinear FP8 weights + lm_head (reduce-overhead)",
+    "splitlinear_fp8_gq_ro": "splitlinear FP8 weights, graph quantization (reduce-overhead)",
+    "torchao_fp8_ro": "torchao FP8 weights (reduce-overhead)",
+    "splitlinear_fp8_tensorwise": "splitlinear FP8 tensorwise", "splitlinear_fp8_rowwise": "splitlinear FP8 rowwise",
+    "torchao_fp8_tensorwise": "torchao FP8 tensorwise", "torchao_fp8_rowwise": "torchao FP8 rowwise",
+}
+
+
+def _name(variant: str) -> str:
+    return NAMES.get(variant, variant)
+
+
+def _f(v: Any, digits: int = 3) -> str:
+    return f"{v:.{digits}f}" if isinstance(v, (int, float)) else "—"
+
+
+def _x(num: Any, den: Any) -> str:
+    """``num / den`` as a speedup (``den`` the variant's time, ``num`` the reference's)."""
+    return f"{num / den:.2f}×" if isinstance(num, (int, float)) and isinstance(den, (int, float)) and den else "—"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def _command(suite: str) -> str:
+    return f"Reproduce: `python bench/run.py --suite {suite} --out bench/results/<gpu>`, then `python bench/report.py`."
+
+
+def _footer(data: dict[str, Any]) -> list[str]:
+    lines = []
+    env = data.get("environment", {})
+    if data.get("status") != "ok":
+        lines.append(f"Status: {data.get('status')} ({data.get('reason', '')}).")
+    if data.get("skipped"):
+        lines.append("Not measured: " + "; ".join(data["skipped"]) + ".")
+    if data.get("quick"):
+        lines.append("A `--quick` smoke run on the CPU: tiny shapes, the numbers say nothing about speed.")
+    lines.append(f"{env.get('gpu', '?')}, commit {env.get('commit', '?')}, {env.get('date', '?')}. "
+                 + _command(data["suite"]))
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------
+# Tables, one function per marker name: data of the suites it needs -> markdown lines.
+
+
+def table_setup(suites: dict[str, dict]) -> list[str]:
+    env = next((d["environment"] for d in suites.values() if "environment" in d), None)
+    if env is None:
+        return []
+    clock = env.get("sm_clock_mhz")
+    clock_s = f"{clock['current']}/{clock['max']} MHz" if isinstance(clock, dict) else str(clock)
+    return ["```",
+            f"GPU           {env.get('gpu')} (SM clock at start {clock_s}), driver {env.get('driver')}",
+            f"software      CUDA {env.get('cuda')}, cuBLASLt {env.get('cublaslt')}, torch {env.get('torch')}, "
+            f"torchao {env.get('torchao')}, transformers {env.get('transformers')}",
+            f"splitlinear   commit {env.get('commit')}, measured {env.get('date')}",
+            f"command       {env.get('command')}",
+            "```"]
+
+
+def table_train(suites: dict[str, dict]) -> list[str]:
+    data = suites["train"]
+    cfg = data.get("config", {})
+    out = [f"Training step: {cfg.get('layers')} decoder layers, {cfg.get('batch')}×{cfg.get('seq')} tokens, "
+           f"vocabulary {cfg.get('vocab')}, bf16 parameters, AdamW; median of the last {cfg.get('timed')} steps; "
+           f"loss gap: largest relative difference of any step's loss to Inductor bf16's over "
+           f"{cfg.get('steps')} steps (first model).", ""]
+    rows = []
+    for r in data.get("results", []):
+        ref = next((q for q in data["results"] if q["model"] == r["model"] and q["variant"] == r["reference"]), r)
+        peak = r.get("peak_mib")
+        rows.append([r["model"], _name(r["variant"]), _f(r["step_ms"], 2), _x(ref["step_ms"], r["step_ms"]),
+                     f"{r['tokens_per_s']:,.0f}", _f(r["first_step_s"], 1),
+                     _f(peak / 1024, 2) if isinstance(peak, (int, float)) else "—", f"{r['max_loss_rel_gap']:.1e}"])
+    out += _table(["model", "variant", "step ms", "× Inductor bf16", "tokens/s", "first step s", "peak GiB",
+                   "loss gap"], rows)
+    return out + [""] + _footer(data)
+
+
+def table_decode(suites: dict[str, dict]) -> list[str]:
+    data = suites["serve"]
+    cfg = data.get("config", {})
+    rows_in = data.get("results", [])
+    ref = next((r for r in rows_in if r["variant"] == "inductor_bf16_ro"), None) or next(
+        (r for r in rows_in if r["variant"] == "inductor_bf16"), None) or (rows_in[0] if rows_in else None)
+    out = [f"Decode: no-cache forward of {'×'.join(map(str, cfg.get('decode', [])))} tokens, "
+           f"{cfg.get('layers')} layers of {cfg.get('model')}, ms per step; floor: the weights read once at "
+           f"{cfg.get('floor_bytes_per_s', 0) / 1e12:.1f} TB/s. Reference: {_name(ref['variant']) if ref else '—'}.", ""]
+    rows = []
+    for r in rows_in:
+        d = r["decode"]
+        peak = d.get("peak_mib")
+        rows.append([_name(r["variant"]), _f(d["ms"]), _x(ref["decode"]["ms"], d["ms"]) if ref else "—",
+                     _f(r.get("floor_ms")), _f(d["first_call_s"], 1),
+                     _f(peak / 1024, 2) if isinstance(peak, (int, float)) else "—"])
+    out += _table(["variant", "decode ms", "× reference", "weight-read floor ms", "first call s", "peak GiB"], rows)
+    return out + [""] + _footer(data)
+
+
+def table_generate(suites: dict[str, dict]) -> list[str]:
+    data = suites["serve"]
+    cfg = data.get("config", {}).get("generate", {})
+    batches = cfg.get("batches", [1, 16])
+    out = [f"HF `generate`, static cache, compiled with `reduce-overhead` through `compile_config`: "
+           f"{cfg.get('prompt')}-token prompt, {cfg.get('new_tokens')} new tokens, tokens/s (best of 2 after "
+           f"the compiling call).", ""]
+    rows = []
+    for r in data.get("results", []):
+        if not r.get("generate"):
+            continue
+        by_batch = {g["batch"]: g for g in r["generate"]}
+        rows.append([_name(r["variant"])] + [f"{by_batch[b]['tokens_per_s']:,.0f}" if b in by_batch else "—"
+                                             for b in batches]
+                    + [_f(r["generate"][0]["first_generate_s"], 1)])
+    if not rows:
+        return out + ["No `generate` rows in this run."] + [""] + _footer(data)
+    out += _table(["variant"] + [f"batch {b} tokens/s" for b in batches] + ["first generate s"], rows)
+    return out + [""] + _footer(data)
+
+
+def table_prefill(suites: dict[str, dict]) -> list[str]:
+    data = suites["serve"]
+    rows_in = [r for r in data.get("results", []) if "prefill" in r]
+    ref = next((r for r in rows_in if r["variant"] == "inductor_bf16"), rows_in[0] if rows_in else None)
+    shape = "×".join(map(str, data.get("config", {}).get("prefill", [])))
+    out = [f"Prefill: no-cache forward of {shape} tokens, default compile mode, ms.", ""]
+    rows = [[_name(r["variant"]), _f(r["prefill"]["ms"]), _x(ref["prefill"]["ms"], r["prefill"]["ms"]),
+             f"{r['prefill']['tokens_per_s']:,.0f}", _f(r["prefill"]["first_call_s"], 1)] for r in rows_in]
+    out += _table(["variant", "prefill ms", f"× {_name(ref['variant']) if ref else '—'}", "tokens/s",
+                   "first call s"], rows)
+    return out + [""] + _footer(data)
+
+
+def table_op(suites: dict[str, dict]) -> list[str]:
+    data = suites["op"]
+    cols = ["fused", "eager_cat", "n_gemms", "inductor", "slin_adjacent", "slin_disjoint"]
+    out = ["bf16 split linear, ms (× = time over the fused GEMM, lower is better). `fused`: one pre-concatenated "
+           "weight (the floor); `eager_cat`: `torch.cat` + `F.linear` every call; `n_gemms`: one `F.linear` per "
+           "part; `inductor`: `torch.compile` of the eager cat; `slin_*`: the op on adjacent (packed) or "
+           "separately allocated parts.", ""]
+    rows = []
+    for r in data.get("results", []):
+        cells = []
+        for c in cols:
+            t = r["ms"].get(c)
+            cells.append(f"{t:.4f} ({r['ratio'][c]:.2f})" if isinstance(t, (int, float)) else "—")
+        rows.append([r["shape"], r["mode"], str(r["M"]), *cells])
+    out += _table(["shape", "mode", "M", *cols], rows)
+    return out + [""] + _footer(data)
+
+
+def table_fp8_op(suites: dict[str, dict]) -> list[str]:
+    data = suites["fp8-op"]
+    cols = ["slin_tensorwise", "slin_rowwise", "scaled_mm_per_part", "torchao_tensorwise", "torchao_rowwise"]
+    out = ["FP8 split linear: the bf16 op's time (ms) and each FP8 variant's speedup over it (×, higher is "
+           "better); quantization included. torchao columns at M = "
+           f"{data.get('config', {}).get('torchao_rows')} only.", ""]
+    rows = []
+    for r in data.get("results", []):
+        rows.append([r["shape"], r["mode"], str(r["M"]), _f(r["bf16"], 4)] + [_x(r["bf16"], r.get(c)) for c in cols])
+    out += _table(["shape", "mode", "M", "bf16 ms", *cols], rows)
+    return out + [""] + _footer(data)
+
+
+def table_host(suites: dict[str, dict]) -> list[str]:
+    data = suites["host"]
+    cfg = data.get("config", {})
+    out = [f"Host time per call, x {cfg.get('x')}, parts {cfg.get('parts')} ({cfg.get('device')}), µs, median "
+           f"of {cfg.get('runs')} runs of back-to-back calls.", ""]
+    out += _table(["case", "µs per call"], [[r["case"], _f(r["us_per_call"], 1)] for r in data.get("results", [])])
+    return out + [""] + _footer(data)
+
+
+def table_dist(suites: dict[str, dict]) -> list[str]:
+    data = suites["dist"]
+    if data.get("status") == "skipped":
+        return [f"Not measured: {data.get('reason')}.", "", _command("dist")]
+    rows = []
+    for r in data.get("results", []):
+        steps = r.get("steps", [])
+        gap = max((abs(s["loss_inductor"] - s["loss_splitlinear"]) / abs(s["loss_inductor"]) for s in steps),
+                  default=float("nan"))
+        err = max((s["max_grad_rel_err"] for s in steps), default=float("nan"))
+        rows.append([r["wrapper"], str(len(steps)), f"{gap:.1e}", f"{err:.1e}", "yes" if r.get("ok") else "no"])
+    out = _table(["wrapper", "steps", "largest loss gap", "largest gradient error", "matches"], rows)
+    return out + [""] + _footer(data)
+
+
+def table_accuracy(suites: dict[str, dict]) -> list[str]:
+    data = suites["accuracy"]
+    cfg = data.get("config", {})
+    out = [f"FP8 loss curves against bf16: tiny Llama on a Markov-chain corpus, {cfg.get('steps')} steps, "
+           f"means over {cfg.get('window')}-step windows (CPU, exact FP8 emulation).", ""]
+    rows = [[r["recipe"], _f(r["curve"][0], 4), _f(r["curve"][-1], 4),
+             "—" if r["max_gap"] is None else f"{100 * r['max_gap']:.2f} %", "—" if r["recipe"] == "baseline"
+             else ("within" if r["ok"] else "OVER") + f" {100 * r['bound']:.0f} %"] for r in data.get("results", [])]
+    out += _table(["recipe", "first window loss", "last window loss", "largest gap", "bound"], rows)
+    return out + [""] + _footer(data)
+
+
+#: marker name -> (suites it needs, renderer)
+TABLES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, dict]], list[str]]]] = {
+    "setup": (("train", "serve", "op", "fp8-op", "host", "accuracy"), table_setup),
+    "train": (("train",), table_train),
+    "decode": (("serve",), table_decode),
+    "generate": (("serve",), table_generate),
+    "prefill": (("serve",), table_prefill),
+    "op": (("op",), table_op),
+    "fp8-op": (("fp8-op",), table_fp8_op),
+    "host": (("host",), table_host),
+    "dist": (("dist",), table_dist),
+    "accuracy": (("accuracy",), table_accuracy),
+}
+
+
+def load(results: Path) -> dict[str, dict]:
+    """Every ``<suite>.json`` of ``results`` by suite name."""
+    out = {}
+    for path in sorted(results.glob("*.json")) if results.is_dir() else []:
+        data = json.loads(path.read_text())
+        out[data.get("suite", path.stem)] = data
+    return out
+
+
+def render_table(name: str, suites: dict[str, dict]) -> str:
+    if name not in TABLES:
+        raise KeyError(f"unknown table {name!r} in the document; known: {', '.join(TABLES)}")
+    needs, fn = TABLES[name]
+    have = {k: v for k, v in suites.items() if k in needs}
+    if name == "setup":
+        lines = fn(have) if have else []
+        if not lines:
+            lines = ["Not measured yet: `python bench/run.py --suite all --out bench/results/<gpu>`, then "
+                     "`python bench/report.py`."]
+    elif not all(k in have for k in needs):
+        lines = [f"Not measured yet. {_command(needs[0])}"]
+    else:
+        lines = fn(have)
+    return "\n".join(lines) + "\n"
+
+
+def render(doc: str, suites: dict[str, dict]) -> str:
+    """``doc`` with every marked table re-rendered from ``suites``."""
+    return MARKER.sub(lambda m: m.group(1) + render_table(m.group("name"), suites) + m.group(4), doc)
+
+
+def plots(suites: dict[str, dict], img: Path) -> list[Path]:
+    """Speedup by M (op suites) and each model benchmark against its peers, as PNGs under ``img``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: matplotlib is not installed; plots skipped (pip install matplotlib)", file=sys.stderr)
+        return []
+    img.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def save(fig: Any, name: str) -> None:
+        path = img / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+
+    if "fp8-op" in suites and suites["fp8-op"].get("results"):
+        rows = suites["fp8-op"]["results"]
+        shapes = list(dict.fromkeys(r["shape"] for r in rows))
+        fig, axes = plt.subplots(1, len(shapes), figsize=(4.5 * len(shapes), 3.6), squeeze=False)
+        for ax, shape in zip(axes[0], shapes):
+            for mode in ("fwd", "fwd+bwd"):
+                for col in ("slin_tensorwise", "slin_rowwise"):
+                    pts = [(r["M"], r["bf16"] / r[col]) for r in rows if r["shape"] == shape and r["mode"] == mode
+                           and isinstance(r.get(col), (int, float))]
+                    if pts:
+                        ax.plot(*zip(*pts), marker="o", label=f"{col.removeprefix('slin_')} {mode}")
+            ax.axhline(1.0, color="gray", lw=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_title(shape)
+            ax.set_xlabel("M (tokens)")
+            ax.set_ylabel("× over bf16")
+            ax.legend(fontsize=7)
+        save(fig, "fp8-op-speedup-by-m.png")
+    if "op" in suites and suites["op"].get("results"):
+        rows = [r for r in suites["op"]["results"] if r["mode"] == "infer"]
+        shapes = list(dict.fromkeys(r["shape"] for r in rows))
+        fig, axes = plt.subplots(1, len(shapes), figsize=(4.5 * len(shapes), 3.6), squeeze=False)
+        for ax, shape in zip(axes[0], shapes):
+            for col in ("eager_cat", "n_gemms", "inductor"):
+                pts = [(r["M"], r["ms"][col] / r["ms"]["slin_adjacent"]) for r in rows
+                       if r["shape"] == shape and col in r["ms"]]
+                if pts:
+                    ax.plot(*zip(*pts), marker="o", label=f"over {col}")
+            ax.axhline(1.0, color="gray", lw=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_title(shape)
+            ax.set_xlabel("M (tokens)")
+            ax.set_ylabel("splitlinear ×")
+            ax.legend(fontsize=7)
+        save(fig, "op-speedup-by-m.png")
+    for suite, key, title, fname in (("train", "step_ms", "training step, ms", "train-step.png"),
+                                     ("serve", "decode", "decode step, ms", "decode.png")):
+        rows = suites.get(suite, {}).get("results", [])
+        if not rows:
+            continue
+        if suite == "train":
+            first = rows[0]["model"]
+            rows = [r for r in rows if r["model"] == first]
+            labels, values = [_name(r["variant"]) for r in rows], [r["step_ms"] for r in rows]
+            title = f"{first}: {title}"
+        else:
+            labels, values = [_name(r["variant"]) for r in rows], [r["decode"]["ms"] for r in rows]
+        fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.2))
+        ax.barh(labels[::-1], values[::-1], color=["C1" if "splitlinear" in v else "C0" for v in labels[::-1]])
+        ax.set_xlabel(title)
+        save(fig, fname)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="folder of <suite>.json files")
+    parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="the document with the table markers")
+    parser.add_argument("--img", type=Path, default=DEFAULT_IMG, help="folder for the plots")
+    parser.add_argument("--check", action="store_true",
+                        help="render the tables only in memory; exit 1 if the document differs")
+    parser.add_argument("--no-plots", action="store_true")
+    args = parser.parse_args(argv)
+    suites = load(args.results)
+    doc = args.doc.read_text()
+    names = [m.group("name") for m in MARKER.finditer(doc)]
+    if not names:
+        print(f"report: no <!-- BEGIN name --> markers in {args.doc}", file=sys.stderr)
+        return 1
+    new = render(doc, suites)
+    if args.check:
+        if new != doc:
+            import difflib
+
+            sys.stderr.writelines(difflib.unified_diff(doc.splitlines(True), new.splitlines(True),
+                                                       str(args.doc), f"rendered from {args.results}"))
+            print(f"error: tables in {args.doc} differ from {args.results}; run 'python bench/report.py'",
+                  file=sys.stderr)
+            return 1
+        print(f"report: {len(names)} tables in {args.doc} match {args.results}")
+        return 0
+    args.doc.write_text(new)
+    print(f"report: rendered {len(names)} tables into {args.doc} from {len(suites)} suite(s) in {args.results}")
+    if not args.no_plots:
+        for path in plots(suites, args.img):
+            print(f"report: wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
