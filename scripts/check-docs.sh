@@ -5,6 +5,8 @@
 # fails if git then sees a change there. Needs a configured build directory
 # (${BUILD_DIR:-build}); scripts/test.sh runs it after the build.
 # CHECK_DOCS_BUILD=0 skips the rebuild and only compares (for a dry run).
+# Then re-renders the tables of docs/Performance.md from bench/results/<gpu>/
+# (bench/report.py --check, no plots, no GPU) and fails if one differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -27,3 +29,6 @@ if ! git --no-pager diff --exit-code --stat -- docs/generated >&2 || [ -n "$untr
   exit 1
 fi
 echo "check-docs: docs/generated is current"
+
+PYTHON=${PYTHON:-python3}
+"$PYTHON" bench/report.py --check --results bench/results/h200 --doc docs/Performance.md
