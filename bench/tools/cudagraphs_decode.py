@@ -30,7 +30,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import cuda_time_ms, graph_replayed, run_workers  # noqa: E402
 
-#: (M, K, parts, training) as in issue 11's table.
+#: (M, K, parts, training): the decode rows of shared/notes/gpu-anchor-numbers.md.
 MICRO_ROWS: list[tuple[int, int, list[int], bool]] = [
     (16, 4096, [4096, 1024, 1024], False),
     (16, 8192, [8192, 8192, 8192], False),

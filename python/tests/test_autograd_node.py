@@ -1,6 +1,6 @@
 """The op's autograd node (``splitlinear::LinearBackward``): recorded only when a gradient is needed.
 
-The node is hand-written (issue 20, host time): these tests pin what a ``torch::autograd::Function``
+The node is hand-written (for host time per call): these tests pin what a ``torch::autograd::Function``
 gave for free — no node without a gradient to compute, saved tensors freed after backward, an
 undefined output gradient, forward-mode AD refused with a clear error — and the gradients of every
 input against float64 ``F.linear`` on a cat, eagerly and through ``torch.func.grad``.

@@ -1,0 +1,72 @@
+"""``bench/run.py --suite all --quick`` runs every benchmark suite on the CPU and writes valid JSON.
+
+The benchmarks run as a user runs them, in a subprocess, from the source checkout next to this
+file (``bench/``); tests import nothing from there. Skipped where ``bench/`` is not beside the
+tests (an installed package tested outside its source tree).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+SUITES = ("op", "fp8-op", "train", "serve", "host", "dist", "accuracy")
+HEADER = ("gpu", "sm_clock_mhz", "driver", "cuda", "cublaslt", "torch", "torchao", "transformers",
+          "commit", "date", "command")
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    if not (BENCH / "run.py").exists():
+        pytest.skip(f"{BENCH} not found (tests run outside a source checkout)")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("bench")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(out / "inductor")}
+    proc = subprocess.run([sys.executable, str(BENCH / "run.py"), "--suite", "all", "--quick", "--out", str(out)],
+                          capture_output=True, text=True, timeout=900, env=env)
+    results = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    if proc.returncode != 0:
+        failed = {k: v.get("reason") for k, v in results.items() if v.get("status") != "ok"}
+        pytest.fail(f"bench/run.py --quick failed: {failed}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+    return results
+
+
+def test_every_suite_wrote_json(op, quick_results: dict[str, dict]) -> None:
+    assert sorted(quick_results) == sorted(SUITES)
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_suite_json(op, quick_results: dict[str, dict], suite: str) -> None:
+    data = quick_results[suite]
+    assert data["suite"] == suite and data["quick"] is True
+    assert data["status"] == "ok", data.get("reason")
+    missing = [k for k in HEADER if k not in data["environment"]]
+    assert not missing, f"environment header lacks {missing}"
+    assert "run.py" in data["environment"]["command"]
+    assert isinstance(data["results"], list) and data["results"], "no results"
+    assert isinstance(data.get("skipped", []), list)
+
+
+def test_report_renders_quick_json(op, quick_results: dict[str, dict], tmp_path: Path) -> None:
+    """``bench/report.py`` renders every table of Performance.md from the quick JSON."""
+    results = tmp_path / "results"
+    results.mkdir()
+    for name, data in quick_results.items():
+        (results / f"{name}.json").write_text(json.dumps(data))
+    doc = tmp_path / "Performance.md"
+    doc.write_text((BENCH.parent / "docs" / "Performance.md").read_text())
+    report = [sys.executable, str(BENCH / "report.py"), "--results", str(results), "--doc", str(doc),
+              "--img", str(tmp_path / "img")]
+    proc = subprocess.run(report, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = doc.read_text()
+    assert "Not measured yet" not in text
+    assert "| splitlinear" in text
+    check = subprocess.run([*report, "--check"], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stderr
