@@ -63,17 +63,15 @@ def _command(suite: str) -> str:
 
 
 def _footer(data: dict[str, Any]) -> list[str]:
-    lines = []
-    env = data.get("environment", {})
+    """One line under each table: status when not ok, what was not measured, the command."""
+    parts = []
     if data.get("status") != "ok":
-        lines.append(f"Status: {data.get('status')} ({data.get('reason', '')}).")
-    if data.get("skipped"):
-        lines.append("Not measured: " + "; ".join(data["skipped"]) + ".")
+        parts.append(f"Status: {data.get('status')} ({data.get('reason', '')}).")
     if data.get("quick"):
-        lines.append("A `--quick` smoke run on the CPU: tiny shapes, the numbers say nothing about speed.")
-    lines.append(f"{env.get('gpu', '?')}, commit {env.get('commit', '?')}, {env.get('date', '?')}. "
-                 + _command(data["suite"]))
-    return lines
+        parts.append("A `--quick` smoke run on the CPU: the numbers say nothing about speed.")
+    if data.get("skipped"):
+        parts.append("Not measured: " + "; ".join(data["skipped"]) + ".")
+    return [" ".join(parts + [_command(data["suite"])])]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,8 +107,9 @@ def table_train(suites: dict[str, dict]) -> list[str]:
         rows.append([r["model"], _name(r["variant"]), _f(r["step_ms"], 2), _x(ref["step_ms"], r["step_ms"]),
                      f"{r['tokens_per_s']:,.0f}", _f(r["first_step_s"], 1),
                      _f(peak / 1024, 2) if isinstance(peak, (int, float)) else "—", f"{r['max_loss_rel_gap']:.1e}"])
-    out += _table(["model", "variant", "step ms", "× Inductor bf16", "tokens/s", "first step s", "peak GiB",
-                   "loss gap"], rows)
+    refs = {r["reference"] for r in data.get("results", [])}
+    out += _table(["model", "variant", "step ms", f"× {_name(refs.pop()) if len(refs) == 1 else 'reference'}",
+                   "tokens/s", "first step s", "peak GiB", "loss gap"], rows)
     return out + [""] + _footer(data)
 
 
@@ -170,32 +169,43 @@ def table_prefill(suites: dict[str, dict]) -> list[str]:
 
 def table_op(suites: dict[str, dict]) -> list[str]:
     data = suites["op"]
-    cols = ["fused", "eager_cat", "n_gemms", "inductor", "slin_adjacent", "slin_disjoint"]
-    out = ["bf16 split linear, ms (× = time over the fused GEMM, lower is better). `fused`: one pre-concatenated "
-           "weight (the floor); `eager_cat`: `torch.cat` + `F.linear` every call; `n_gemms`: one `F.linear` per "
-           "part; `inductor`: `torch.compile` of the eager cat; `slin_*`: the op on adjacent (packed) or "
-           "separately allocated parts.", ""]
+    peers = ["fused", "eager_cat", "n_gemms", "inductor"]
+    out = ["bf16 split linear, forward: the op's time on packed parts (ms) and each alternative's time over it "
+           "(× > 1: the op is faster). `fused`: one pre-concatenated weight, the floor; `eager_cat`: `torch.cat` + "
+           "`F.linear` every call; `n_gemms`: one `F.linear` per part; `inductor`: `torch.compile` of the eager "
+           "cat; `separate parts`: the op on separately allocated parts (copy or per-part GEMMs). Training rows "
+           "(forward + backward) are in the JSON.", ""]
     rows = []
     for r in data.get("results", []):
-        cells = []
-        for c in cols:
-            t = r["ms"].get(c)
-            cells.append(f"{t:.4f} ({r['ratio'][c]:.2f})" if isinstance(t, (int, float)) else "—")
-        rows.append([r["shape"], r["mode"], str(r["M"]), *cells])
-    out += _table(["shape", "mode", "M", *cols], rows)
+        if r["mode"] != "infer":
+            continue
+        ms = r["ms"]
+        ours = ms["slin_adjacent"]
+        rows.append([r["shape"], str(r["M"]), _f(ours, 4)] + [_x(ms.get(c), ours) for c in peers]
+                    + [_x(ms.get("slin_disjoint"), ours)])
+    out += _table(["shape", "M", "splitlinear ms", *[f"{c} ×" for c in peers], "separate parts ×"], rows)
     return out + [""] + _footer(data)
 
 
 def table_fp8_op(suites: dict[str, dict]) -> list[str]:
     data = suites["fp8-op"]
-    cols = ["slin_tensorwise", "slin_rowwise", "scaled_mm_per_part", "torchao_tensorwise", "torchao_rowwise"]
     out = ["FP8 split linear: the bf16 op's time (ms) and each FP8 variant's speedup over it (×, higher is "
-           "better); quantization included. torchao columns at M = "
+           "better), quantization included; `fwd` forward, `train` forward + backward. `per-part _scaled_mm`: "
+           "one `torch._scaled_mm` per part (forward); torchao at M = "
            f"{data.get('config', {}).get('torchao_rows')} only.", ""]
-    rows = []
+    by_key: dict[tuple[str, int], dict[str, Any]] = {}
     for r in data.get("results", []):
-        rows.append([r["shape"], r["mode"], str(r["M"]), _f(r["bf16"], 4)] + [_x(r["bf16"], r.get(c)) for c in cols])
-    out += _table(["shape", "mode", "M", "bf16 ms", *cols], rows)
+        by_key.setdefault((r["shape"], r["M"]), {})[r["mode"]] = r
+    rows = []
+    for (shape, m), modes in by_key.items():
+        f, t = modes.get("fwd", {}), modes.get("fwd+bwd", {})
+        rows.append([shape, str(m), _f(f.get("bf16"), 4), _x(f.get("bf16"), f.get("slin_tensorwise")),
+                     _x(f.get("bf16"), f.get("slin_rowwise")), _x(f.get("bf16"), f.get("scaled_mm_per_part")),
+                     _f(t.get("bf16"), 4), _x(t.get("bf16"), t.get("slin_tensorwise")),
+                     _x(t.get("bf16"), t.get("slin_rowwise")), _x(t.get("bf16"), t.get("torchao_tensorwise")),
+                     _x(t.get("bf16"), t.get("torchao_rowwise"))])
+    out += _table(["shape", "M", "fwd bf16 ms", "tensorwise ×", "rowwise ×", "per-part _scaled_mm ×",
+                   "train bf16 ms", "tensorwise ×", "rowwise ×", "torchao tensorwise ×", "torchao rowwise ×"], rows)
     return out + [""] + _footer(data)
 
 

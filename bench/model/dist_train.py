@@ -31,9 +31,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-import splitlinear
 from splitlinear.distributed import pack_fsdp_parameters
 from splitlinear.packing import pack_parameters
+from splitlinear.stats import reset_stats, stats
 
 CONFIG = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=2, num_attention_heads=8,
               num_key_value_heads=2, vocab_size=1024, attn_implementation="sdpa")
@@ -98,14 +98,14 @@ def run(how: str, device: torch.device, steps: int, autocast: bool, quick: bool 
         ids = torch.randint(0, CONFIG["vocab_size"], (2, 32 if quick else 128), generator=generator).to(device)
         losses, grads = {}, {}
         for name in ("inductor", "splitlinear"):
-            splitlinear.reset_stats()
+            reset_stats()
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
                 loss = fns[name](input_ids=ids, labels=ids, use_cache=False).loss
             loss.backward()
             losses[name] = loss.item()
             grads[name] = full_grads(models[name])
             if name == "splitlinear":
-                s = splitlinear.stats()
+                s = stats()
                 paths = {k: s[k] for k in ("regions_matched", "views", "cats", "per_part_gemms",
                                            "dgrad_views", "dgrad_cats", "dgrad_per_part_gemms")}
             opts[name].step()

@@ -308,8 +308,9 @@ def main(argv: list[str] | None = None) -> int:
         for g in r["generate"]:
             print(f"{'':<24} generate batch {g['batch']:>2}: {g['tokens_per_s']:9.0f} tok/s")
     if args.out:
-        config = {"model": "llama3-8b", "layers": LAYERS, "dtype": "bfloat16", "decode": [DECODE_BATCH, 1],
-                  "prefill": [1, PREFILL_SEQ], "generate": {"prompt": GENERATE_PROMPT,
+        config = {"model": "tiny" if args.quick else "llama3-8b", "layers": LAYERS, "dtype": "bfloat16",
+                  "decode": [2, 1] if args.quick else [DECODE_BATCH, 1],
+                  "prefill": [1, 16] if args.quick else [1, PREFILL_SEQ], "generate": {"prompt": GENERATE_PROMPT,
                                                             "new_tokens": GENERATE_NEW_TOKENS,
                                                             "batches": list(GENERATE_BATCHES)},
                   "floor_bytes_per_s": FLOOR_BYTES_PER_S, "device": "cpu" if args.quick else "cuda"}

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 import splitlinear
+import splitlinear.stats as splitlinear_stats
 from splitlinear.packing import pack_parameters
 
 SIZES: dict[str, dict[str, int]] = {
@@ -101,7 +102,7 @@ def run_interleaved(base: torch.nn.Module, backends: list[str], mode: str, batch
     """Every backend's training steps, taken in turn (step i of each backend, then step i + 1), so
     that a machine's drift over the run weighs on all backends alike."""
     runs = [_Run(base, backend, mode) for backend in backends]
-    splitlinear.reset_stats()
+    splitlinear_stats.reset_stats()
     for ids in batches:
         for run in runs:
             run.step(ids, device)
@@ -118,7 +119,7 @@ def run_interleaved(base: torch.nn.Module, backends: list[str], mode: str, batch
             # optimizer states are resident): what a step adds, activations and workspaces.
             "step_peak_mib": run.step_peak_mib if device == "cuda" else None,
         }
-    stats = splitlinear.stats()
+    stats = splitlinear_stats.stats()
     results["splitlinear"]["stats"] = {k: stats[k] for k in ("graphs_compiled", "regions_matched", "views",
                                                             "cats", "per_part_gemms", "dgrad_views")}
     del runs
