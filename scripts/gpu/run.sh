@@ -56,7 +56,7 @@ echo "== C API test"
 "$B/bin/splitlinear-capi-test" > /tmp/capi-test.txt 2>&1; echo "exit $?"; grep -E "max error|bad" /tmp/capi-test.txt
 
 echo "== op vs PyTorch"
-python3 bench/gpu_check.py --json "$OUT/gpu-check.json" 2>&1
+python3 bench/tools/gpu_check.py --json "$OUT/gpu-check.json" 2>&1
 fi
 
 if [ "${RUN_PYTEST:-1}" = 1 ]; then
@@ -69,57 +69,12 @@ if [ "${RUN_PYTEST:-1}" = 1 ]; then
   grep -E "FAILED|ERROR|SKIPPED" "$OUT/pytest.txt" | head -40; tail -3 "$OUT/pytest.txt"
 fi
 
-if [ "${RUN_HOST:-1}" = 1 ]; then
-  echo "== host time per call"
-  timeout 300 python3 bench/host_overhead.py --json "$OUT/host-overhead.json" 2>&1 | grep -v Warning
-fi
-
-if [ "${RUN_CUDAGRAPHS:-1}" = 1 ]; then
-  # mode="reduce-overhead": decode microbenchmarks and real models (one
-  # process per compile mode; CUDAGRAPHS_ARGS=--skip-models for the rows only).
-  echo "== CUDA graphs benchmark"
-  timeout 900 python3 bench/bench_cudagraphs.py --json "$OUT/cudagraphs.json" ${CUDAGRAPHS_ARGS:-} 2>&1 \
-    | tee "$OUT/cudagraphs.txt" | grep -v '^{'
-fi
-
 if [ "${RUN_BENCH:-1}" = 1 ]; then
-  echo "== benchmark"
-  timeout 240 python3 bench/bench_split_linear.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.txt"
-fi
-
-if [ "${RUN_FP8:-1}" = 1 ]; then
-  echo "== FP8 split linear benchmark"
-  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 600 python3 bench/fp8_linear.py \
-    --out "$OUT/fp8-linear.json" 2>&1 | tee "$OUT/fp8-linear.txt" | grep -v Warning
-fi
-
-if [ "${RUN_PER_PART:-1}" = 1 ]; then
-  echo "== per-part threshold"
-  timeout 240 python3 bench/bench_per_part.py --json "$OUT/per-part.json" 2>&1 | tee "$OUT/per-part.txt"
-fi
-
-if [ "${RUN_PROFILE:-1}" = 1 ]; then
-  echo "== kernel profile"
-  timeout 120 python3 bench/profile_op.py > "$OUT/profile.txt" 2>&1; echo "exit $?"
-  grep -E "^====|Self CUDA time total|gemm|Kernel|kernel|cutlass|sm90" "$OUT/profile.txt" | head -60
-fi
-
-
-if [ "${RUN_RECIPE:-1}" = 1 ]; then
-  echo "== training recipe (bf16 autocast, gradient checkpointing, AdamW), large config"
-  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 python3 bench/bench_recipe.py --device cuda \
-    --size large --json "$OUT/recipe.json" 2>&1 | tee "$OUT/recipe.txt" | grep -v Warning
-fi
-
-if [ "${RUN_DIST:-0}" = 1 ]; then
-  # Needs 2 GPUs (nvidia-h200-x2).
-  echo "== DDP and FSDP2 on $(nvidia-smi -L | wc -l) GPUs"
-  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor-dist timeout 400 torchrun --nproc_per_node=2 \
-    bench/dist_train.py --json "$OUT/dist.json" 2>&1 | grep -v Warning | tee "$OUT/dist.txt" | tail -12
-fi
-
-if [ "${RUN_DEMO:-1}" = 1 ]; then
-  echo "== real models (transformers), large config, bf16"
-  timeout 300 python3 examples/real_models.py --device cuda --size large --dtype bfloat16 \
-    --batch 1 --seq 128 --json "$OUT/models.json" 2>&1 | tail -20
+  # Every benchmark suite, one JSON per suite under $OUT/bench (bench/README.md);
+  # BENCH_SUITE=train (or a comma-separated list) runs fewer. A full `all` takes
+  # longer than one device call: split it as bench/README.md says.
+  echo "== benchmarks: bench/run.py --suite ${BENCH_SUITE:-all}"
+  TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor \
+    python3 bench/run.py --suite "${BENCH_SUITE:-all}" --out "$OUT/bench" 2>&1 \
+    | grep -v Warning | tee "$OUT/bench.txt" | grep -E "^== |failed"
 fi
