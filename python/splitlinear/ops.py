@@ -52,23 +52,58 @@ if torch.distributed.is_available():
 _LINEAR = torch.ops.splitlinear.linear.default
 
 
+def _parts(op: str, name: str, value: Sequence[Tensor], what: str = "2-D tensors") -> list[Tensor]:
+    """``value`` as the list of tensors the op's ``Tensor[]`` argument takes.
+
+    Raises:
+        TypeError: ``value`` is one tensor (iterating it would hand the op its rows) or not
+            iterable, or an entry is not a tensor; the message names ``op``, ``name`` and the entry.
+        ValueError: an entry is None (the schema's ``Tensor[]`` has no optional entries).
+    """
+    if isinstance(value, Tensor):
+        raise TypeError(f"splitlinear.{op}: {name} must be a list or tuple of {what}, got a Tensor; "
+                        f"for one part pass [{name}]")
+    if not isinstance(value, (list, tuple)):
+        try:  # any other iterable of tensors (a generator, an nn.ParameterList) is taken as before
+            value = list(value)
+        except TypeError:
+            raise TypeError(f"splitlinear.{op}: {name} must be a list or tuple of {what}, "
+                            f"got {type(value).__name__}") from None
+    for i, entry in enumerate(value):
+        if entry is None:
+            hint = (f"pass {name}=None for no bias, or a tensor for every part (zeros for a part without one)"
+                    if name == "bias" else "pass a tensor for every part")
+            raise ValueError(f"splitlinear.{op}: {name}[{i}] is None; {hint}")
+        if not isinstance(entry, Tensor):
+            raise TypeError(f"splitlinear.{op}: {name}[{i}] must be a Tensor, got {type(entry).__name__}")
+    return list(value)
+
+
+def _bias_parts(op: str, bias: Sequence[Tensor] | None) -> list[Tensor] | None:
+    """``bias`` checked as :func:`_parts` does (None stays None: no bias at all)."""
+    return None if bias is None else _parts(op, "bias", bias, "1-D tensors")
+
+
 def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None) -> Tensor:
     """Split-parameter linear layer: ``F.linear(input, cat(weight), cat(bias))`` without the cat.
 
     Args:
         input: ``[..., K]`` floating tensor.
-        weight: one or more ``[N_i, K]`` tensors with input's dtype and device.
-        bias: None, or one ``[N_i]`` tensor per weight part.
+        weight: a list or tuple of one or more ``[N_i, K]`` tensors with input's dtype and device.
+        bias: None, or a list or tuple of one ``[N_i]`` tensor per weight part (no None entries).
 
     Returns:
         A new ``[..., ΣN_i]`` tensor (never a view of an input).
 
     Raises:
+        TypeError: ``weight`` or ``bias`` is a single tensor rather than a list or tuple of them.
+        ValueError: a ``bias`` entry is None: the bias is all or nothing (pass ``bias=None``, or a
+            zero tensor for the parts without one).
         RuntimeError: on mismatched shapes, dtypes or devices, naming the argument
             (e.g. ``weight[1] has 32 columns but input has K = 16``).
     """
     # The overload, not the packet: the packet's overload resolution costs ~16 us per call.
-    return _LINEAR(input, list(weight), None if bias is None else list(bias))
+    return _LINEAR(input, _parts("linear", "weight", weight), _bias_parts("linear", bias))
 
 
 def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, bias: bool,
@@ -143,7 +178,7 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
 
 
 
-# --- FP8 (issue 19) --------------------------------------------------------------------------
+# --- FP8 ------------------------------------------------------------------------------------
 
 class Fp8Quantized(NamedTuple):
     """What :func:`fp8_quantize` returns."""
@@ -241,12 +276,15 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
         the weight parts are quantized from their own dtype.
 
     Raises:
+        TypeError, ValueError: ``weight`` or ``bias`` not a list or tuple of tensors, or a None bias
+            entry (as :func:`linear`).
         RuntimeError: naming the argument, for a bad recipe, a dtype outside
             float32/float16/bfloat16, K or an N_i that is not a multiple of 16,
             mismatched shapes or devices, a bias of another dtype than the
             input, or FP8 on a GPU below sm89.
     """
-    return _FP8_LINEAR(input, list(weight), None if bias is None else list(bias), recipe, cache_weights)
+    return _FP8_LINEAR(input, _parts("fp8_linear", "weight", weight), _bias_parts("fp8_linear", bias), recipe,
+                       cache_weights)
 
 
 def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tensor], weight_scale_inv: Tensor,
@@ -279,11 +317,13 @@ def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tenso
         A new ``[..., ΣN_i]`` tensor of ``out_dtype``. No autograd.
 
     Raises:
+        TypeError, ValueError: ``weight`` or ``bias`` not a list or tuple of tensors, or a None bias
+            entry (as :func:`linear`).
         RuntimeError: naming the argument, for a dtype, shape, scale size or
             device that does not fit, e5m2 × e5m2, or a GPU below sm89.
     """
-    return _SCALED_LINEAR(input, input_scale_inv, list(weight), weight_scale_inv,
-                          None if bias is None else list(bias), out_dtype, fast_accum)
+    return _SCALED_LINEAR(input, input_scale_inv, _parts("scaled_linear", "weight", weight), weight_scale_inv,
+                          _bias_parts("scaled_linear", bias), out_dtype, fast_accum)
 
 
 def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
@@ -320,11 +360,15 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
         through it raises).
 
     Raises:
+        TypeError, ValueError: ``weight``, ``weight_scale_inv`` or ``bias`` not a list or tuple of
+            tensors, or a None entry (as :func:`linear`).
         RuntimeError: naming the argument, for a bad dtype, axis, scale count
             or size, shape or device, or a GPU below sm89.
     """
-    return _FP8_SERVING_LINEAR(input, list(weight), list(weight_scale_inv), None if bias is None else list(bias),
-                               axis, out_dtype, fast_accum, input_scale_inv)
+    op = "fp8_serving_linear"
+    return _FP8_SERVING_LINEAR(input, _parts(op, "weight", weight),
+                               _parts(op, "weight_scale_inv", weight_scale_inv, "float32 tensors"),
+                               _bias_parts(op, bias), axis, out_dtype, fast_accum, input_scale_inv)
 
 
 def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,
@@ -426,10 +470,11 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
         :class:`Fp8Parts` ``(data, data_t, scale_inv, row_scale_inv)``.
 
     Raises:
+        TypeError, ValueError: ``parts`` not a list or tuple of tensors (as :func:`linear`).
         RuntimeError: naming the part, for an empty list, a bad dtype, or
             parts of other dtypes, devices or K.
     """
-    parts = list(parts)
+    parts = _parts("fp8_cast_parts", "parts", parts)
     if not parts:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
     return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache))

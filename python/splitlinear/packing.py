@@ -15,8 +15,13 @@ Behaviour to know:
     ``to_empty()`` or loading), or that shares storage with a tensor outside
     the group (a view of another module's weight), is skipped (reported in
     ``PackReport.skipped`` with the reason, logged).
-  * With the default groups, a model without Llama/Qwen2/Mistral/Phi-style
-    sibling names packs nothing and warns so; pass ``groups=``.
+  * With the default groups, a model without Llama/Qwen2/Mistral-style
+    sibling names packs nothing and warns so; pass ``groups=``. A model whose
+    projections are already one Linear each (Phi-3's ``qkv_proj`` and
+    ``gate_up_proj``, GPT-NeoX's ``query_key_value``: see
+    :data:`FUSED_PROJECTIONS`) has nothing to pack and runs one GEMM per
+    projection already: no warning, an info log, and the report lists them in
+    ``PackReport.already_fused``.
   * Tensor parallelism (``parallelize_module``): DTensor Parameters keep their
     objects, placements and global shapes; each rank packs its local shards
     adjacent (``[q_r | k_r | v_r]`` on rank r), which is what the compiled
@@ -68,14 +73,22 @@ DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (
     ("w1", "w3"),
 )
 
+#: Child names of projections that architectures already compute as one Linear (q/k/v or gate/up
+#: concatenated in the checkpoint): Phi-3 ``qkv_proj``/``gate_up_proj``; GPT-NeoX, Falcon and BLOOM
+#: ``query_key_value``; MPT and ModernBERT ``Wqkv``; Baichuan ``W_pack``; GPT-2 ``c_attn``.
+FUSED_PROJECTIONS: tuple[str, ...] = ("qkv_proj", "gate_up_proj", "query_key_value", "Wqkv", "W_pack", "c_attn")
+
 
 @dataclass
 class PackReport:
-    """What :func:`pack_parameters` did: packed groups (module names) and skipped
-    groups with the reason."""
+    """What :func:`pack_parameters` did: packed groups (module names), skipped
+    groups with the reason, and (with the default groups) the projections that
+    are fused in the model already (:data:`FUSED_PROJECTIONS`), which need no
+    packing."""
 
     packed: list[list[str]] = field(default_factory=list)
     skipped: list[tuple[list[str], str]] = field(default_factory=list)
+    already_fused: list[str] = field(default_factory=list)
 
 
 def group_linears(modules: dict[str, nn.Module], group: Sequence[str], caller: str) -> list[nn.Linear]:
@@ -116,6 +129,17 @@ def find_sibling_groups(module: nn.Module) -> list[list[str]]:
                 prefix = f"{name}." if name else ""
                 groups.append([prefix + n for n in names if n is not None])
     return groups
+
+
+def find_fused_projections(module: nn.Module) -> list[str]:
+    """Qualified names of the submodules named as in :data:`FUSED_PROJECTIONS` that hold a 2-D
+    weight (``nn.Linear``, a PEFT wrapper of one, or GPT-2's ``Conv1D``)."""
+    found = []
+    for name, child in module.named_modules():
+        weight = getattr(getattr(child, "base_layer", child), "weight", None)
+        if name.rpartition(".")[2] in FUSED_PROJECTIONS and isinstance(weight, torch.Tensor) and weight.dim() == 2:
+            found.append(name)
+    return found
 
 
 #: Attribute marking a module whose state-dict post hook is installed.
@@ -333,7 +357,13 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             Default: :func:`find_sibling_groups` (q/k/v and gate/up siblings).
 
     Returns:
-        A :class:`PackReport` of packed and skipped groups.
+        A :class:`PackReport` of packed and skipped groups (and, with the default groups, the
+        projections fused in the model already).
+
+    Warns:
+        UserWarning: with the default groups, when the model has neither sibling projections nor
+            fused ones (its projections may have other names: pass ``groups=``). A natively fused
+            model (only fused projections) is not warned about: there is nothing to pack.
 
     Raises:
         ValueError: if a name in ``groups`` is not an ``nn.Linear`` submodule.
@@ -343,6 +373,13 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
     seen: set[int] = set()
     if groups is None:
         groups = find_sibling_groups(module)
+        report.already_fused = find_fused_projections(module)
+        if not groups and report.already_fused:
+            kinds = sorted({n.rpartition(".")[2] for n in report.already_fused})
+            logger.info("pack_parameters: nothing to pack in %s: its projections are already fused (%d modules "
+                        "named %s compute q/k/v or gate/up in one GEMM each)", type(module).__name__,
+                        len(report.already_fused), ", ".join(kinds))
+            return report
         if not groups:
             message = (f"pack_parameters: found no sibling projections in {type(module).__name__} "
                        f"(looked for {', '.join('/'.join(g) for g in DEFAULT_SIBLINGS)}); nothing packed. "

@@ -3,6 +3,9 @@ one storage while Parameter objects, names, values and optimizers keep working."
 
 from __future__ import annotations
 
+import logging
+import warnings
+
 import pytest
 import torch
 from torch import nn
@@ -184,6 +187,35 @@ def test_views_of_another_modules_storage_are_skipped() -> None:
     ((_, reason),) = report.skipped
     assert "embed.weight" in reason
     assert model.attn.k_proj.weight.data_ptr() == model.embed.weight.data_ptr()  # still tied
+
+
+def _tiny_config(cls_name: str, **extra: int) -> object:
+    transformers = pytest.importorskip("transformers")
+    return getattr(transformers, cls_name)(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                           num_attention_heads=4, vocab_size=64, pad_token_id=None,
+                                           bos_token_id=None, eos_token_id=None, **extra)
+
+
+@pytest.mark.parametrize("arch, fused", [
+    ("Phi3", ["model.layers.0.self_attn.qkv_proj", "model.layers.0.mlp.gate_up_proj",
+              "model.layers.1.self_attn.qkv_proj", "model.layers.1.mlp.gate_up_proj"]),
+    ("GPTNeoX", ["gpt_neox.layers.0.attention.query_key_value", "gpt_neox.layers.1.attention.query_key_value"]),
+])
+def test_natively_fused_model_is_not_warned_about(arch: str, fused: list[str],
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Phi-3 (``qkv_proj``, ``gate_up_proj``) and GPT-NeoX (``query_key_value``) hold each projection
+    as one Linear already: nothing to pack, which is said at INFO level, not warned about."""
+    transformers = pytest.importorskip("transformers")
+    extra = {"num_key_value_heads": 2} if arch == "Phi3" else {}
+    model = getattr(transformers, f"{arch}ForCausalLM")(_tiny_config(f"{arch}Config", **extra))
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.INFO, logger="splitlinear"):
+        warnings.simplefilter("always")
+        report = splitlinear.pack_parameters(model)
+    assert [str(w.message) for w in caught if "pack_parameters" in str(w.message)] == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert report.packed == [] and report.skipped == [] and report.already_fused == fused
+    (info,) = [r.getMessage() for r in caplog.records if "pack_parameters" in r.getMessage()]
+    assert "nothing to pack" in info and "already fused" in info and f"{arch}ForCausalLM" in info
 
 
 def test_unknown_model_warns_and_named_groups_pack() -> None:
