@@ -12,8 +12,10 @@ per compile mode where modes would disturb each other):
 - ``fp8-op``: FP8 split linear by M against bf16, ``torch._scaled_mm`` per part and torchao
   (``op/fp8_linear.py``);
 - ``train``: training step against eager, Inductor and torchao float8 (``model/train.py``);
-- ``serve``: decode, prefill and HF ``generate`` against eager, Inductor (default and
-  ``reduce-overhead``) and torchao FP8 serving (``model/serve.py``);
+- ``serve``: decode and prefill against eager, Inductor (default and ``reduce-overhead``) and
+  torchao FP8 serving (``model/serve.py``);
+- ``generate``: HF ``generate`` with a static cache, the same peers with ``reduce-overhead``
+  (``model/serve.py --generate-only``; a suite of its own to keep each under 9 minutes);
 - ``host``: host time per call on tiny shapes (``host/overhead.py``);
 - ``dist``: DDP and FSDP2 against Inductor, losses and gradients (``model/dist_train.py``, 2 GPUs);
 - ``accuracy``: FP8 loss curves against bf16 on a learnable corpus (``model/convergence.py``).
@@ -45,7 +47,8 @@ SUITES: dict[str, tuple[str, list[str], list[str]]] = {
     "op": ("op/split_linear.py", [], ["--quick"]),
     "fp8-op": ("op/fp8_linear.py", [], ["--quick", "--device", "cpu"]),
     "train": ("model/train.py", [], ["--quick"]),
-    "serve": ("model/serve.py", [], ["--quick"]),
+    "serve": ("model/serve.py", ["--skip-generate"], ["--quick"]),
+    "generate": ("model/serve.py", ["--generate-only"], ["--quick", "--generate-only"]),
     "host": ("host/overhead.py", [], ["--quick", "--device", "cpu"]),
     "dist": ("model/dist_train.py", [], ["--device", "cpu", "--quick"]),
     "accuracy": ("model/convergence.py", [], ["--quick"]),

@@ -159,30 +159,40 @@ def _kernel_profile(call: Callable[[], object]) -> dict[str, float]:
     return dict(buckets)
 
 
-def _generate(model: nn.Module, variant: str) -> list[dict[str, Any]]:
+def _generate(model: nn.Module, variant: str, device: str = "cuda") -> list[dict[str, Any]]:
+    """HF ``generate`` with a static cache at each batch of ``GENERATE_BATCHES``, compiled with
+    ``reduce-overhead`` through ``compile_config`` (on the CPU: not compiled, 8 new tokens)."""
     import transformers
 
     backend = "inductor" if variant in ("inductor_bf16_ro", "torchao_fp8_ro") else "splitlinear"
     vocab = model.config.vocab_size
+    new_tokens = GENERATE_NEW_TOKENS if device == "cuda" else 8
+    extra: dict[str, Any] = {}
+    if device == "cuda":
+        extra["compile_config"] = transformers.CompileConfig(backend=backend, mode="reduce-overhead", fullgraph=True)
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
     rows = []
     for batch in GENERATE_BATCHES:
-        ids = torch.randint(0, vocab, (batch, GENERATE_PROMPT), device="cuda")
+        ids = torch.randint(0, vocab, (batch, GENERATE_PROMPT), device=device)
         config = transformers.GenerationConfig(
-            max_new_tokens=GENERATE_NEW_TOKENS, min_new_tokens=GENERATE_NEW_TOKENS, do_sample=False, pad_token_id=0,
-            cache_implementation="static",
-            compile_config=transformers.CompileConfig(backend=backend, mode="reduce-overhead", fullgraph=True))
+            max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False, pad_token_id=0,
+            cache_implementation="static", **extra)
         with torch.no_grad():
-            torch.cuda.synchronize()
+            sync()
             start = time.perf_counter()
             model.generate(ids, generation_config=config)
-            torch.cuda.synchronize()
+            sync()
             first = time.perf_counter() - start
             times = []
             for _ in range(2):
-                torch.cuda.synchronize()
+                sync()
                 start = time.perf_counter()
                 out = model.generate(ids, generation_config=config)
-                torch.cuda.synchronize()
+                sync()
                 times.append(time.perf_counter() - start)
         new = out.shape[1] - GENERATE_PROMPT
         best = min(times)
@@ -232,11 +242,16 @@ def measure(model: nn.Module, variant: str, device: str, fallback: str = "induct
     return row
 
 
-def worker(group: str, path: str, skip_generate: bool, profile: bool) -> None:
+def worker(group: str, path: str, skip_generate: bool, profile: bool, generate_only: bool = False) -> None:
     rows = []
     for variant in GROUPS[group]:
         model = _model(variant)
         weight_bytes = _weight_bytes(model)
+        if generate_only:
+            rows.append({"variant": variant, "weight_bytes": weight_bytes, "generate": _generate(model, variant)})
+            del model
+            torch.cuda.empty_cache()
+            continue
         row = measure(model, variant, "cuda")
         row.update(weight_bytes=weight_bytes, floor_ms=weight_bytes / FLOOR_BYTES_PER_S * 1e3)
         if profile and variant.startswith("splitlinear"):
@@ -276,14 +291,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", choices=list(GROUPS))
     parser.add_argument("--groups", nargs="+", default=DEFAULT_GROUPS, choices=list(GROUPS))
     parser.add_argument("--skip-generate", action="store_true")
+    parser.add_argument("--generate-only", action="store_true",
+                        help="only HF generate, for the reduce-overhead groups (the `generate` suite)")
     parser.add_argument("--profile", action="store_true", help="GPU time by kernel category at decode")
     parser.add_argument("--quick", action="store_true", help="CPU smoke run: tiny model, no CUDA graphs")
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.worker, args.out, args.skip_generate, args.profile)
+        worker(args.worker, args.out, args.skip_generate, args.profile, args.generate_only)
         return 0
     skipped: list[str] = []
-    if args.quick:
+    if args.quick and args.generate_only:
+        model = _model("splitlinear_bf16", "tiny", "cpu", layers=2)
+        rows = [{"variant": "eager_bf16", "weight_bytes": _weight_bytes(model),
+                 "generate": _generate(model, "eager_bf16", "cpu")}]
+        skipped.append("compiled generate (reduce-overhead), FP8 and torchao variants: GPU only "
+                       "(--quick runs the eager model on the CPU)")
+    elif args.quick:
         rows = quick_run()
         skipped.append("reduce-overhead variants, torchao and HF generate: GPU only (--quick runs on the CPU)")
         skipped.append("inductor_bf16: --quick compiles nothing with Inductor")
@@ -292,16 +315,23 @@ def main(argv: list[str] | None = None) -> int:
             print("serve bench: no CUDA device (use --quick for a CPU smoke run)", file=sys.stderr)
             return 1
         groups = list(args.groups)
+        if args.generate_only:
+            groups = [g for g in groups if g.endswith("_ro")]
         if "torchao_fp8_ro" in groups and not _torchao_installed():
             groups.remove("torchao_fp8_ro")
             skipped.append("torchao_fp8_ro: torchao not installed")
-        extra = [flag for flag, on in (("--skip-generate", args.skip_generate), ("--profile", args.profile)) if on]
+        extra = [flag for flag, on in (("--skip-generate", args.skip_generate), ("--profile", args.profile),
+                                       ("--generate-only", args.generate_only)) if on]
         out = args.out or "serve.json"
         rows = [row for part in run_workers(__file__, groups, out, extra, out_flag="--out") for row in part]
         failed = [g for g in groups if not any(r["variant"] in GROUPS[g] for r in rows)]
         skipped += [f"{g}: its process failed" for g in failed]
-    base = next((r for r in rows if r["variant"] == "inductor_bf16_ro"), None)
+    base = next((r for r in rows if r["variant"] == "inductor_bf16_ro" and "decode" in r), None)
     for r in rows:
+        if "decode" not in r:
+            for g in r["generate"]:
+                print(f"{r['variant']:<24} generate batch {g['batch']:>2}: {g['tokens_per_s']:9.0f} tok/s")
+            continue
         ratio = f"{base['decode']['ms'] / r['decode']['ms']:.2f}x Inductor ro" if base else ""
         prefill = f"prefill {r['prefill']['ms']:8.3f} ms" if "prefill" in r else ""
         print(f"{r['variant']:<24} decode {r['decode']['ms']:8.3f} ms  {prefill}  {ratio}")

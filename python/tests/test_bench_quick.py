@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-SUITES = ("op", "fp8-op", "train", "serve", "host", "dist", "accuracy")
+SUITES = ("op", "fp8-op", "train", "serve", "generate", "host", "dist", "accuracy")
 HEADER = ("gpu", "sm_clock_mhz", "driver", "cuda", "cublaslt", "torch", "torchao", "transformers",
           "commit", "date", "command")
 
