@@ -9,7 +9,7 @@ sums them::
 
 Inductor fuses that sum into one pointwise kernel over ``[..., N]`` in which every element
 evaluates each block's expression under a mask, so the blocks' shared inputs are read once per
-block. On the H200 (``bench/fp8_train.py`` under ``torch.profiler``: Llama-3-8B layers, 4×2048
+block. On the H200 (``bench/model/train.py`` under ``torch.profiler``: Llama-3-8B layers, 4×2048
 tokens) the SwiGLU backward writing ``d[gate|up]`` took 0.53 ms per layer against 0.27 ms for
 Inductor's separate ``dgate``/``dup`` kernel, and the q/k/v RoPE backward 0.47 ms against 0.17 ms;
 with this pass they take 0.27 and 0.19 ms.

@@ -159,7 +159,7 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
     copy of the parts into one buffer and one GEMM; 0 turns the per-part path
     off. ``None`` (the default) chooses automatically, inside the kernel at
     every call: on CUDA from the parts' number and size (a cost model fitted with
-    ``bench/bench_per_part.py`` on an H200: per-part for a few large parts at
+    ``bench/tools/per_part_threshold.py`` on an H200: per-part for a few large parts at
     any M, the copy for many small ones), on the CPU up to 64 rows.
     ``SPLITLINEAR_PER_PART_MAX_ROWS`` (``auto`` or an integer) sets it when
     the op library first needs it. Applies to calls that start afterwards, in every thread; returns the

@@ -138,7 +138,7 @@ class SplitLinearOptions:
             is read by one forward (one micro-batch per step; FSDP2, whose
             all-gathers make new versions every forward) and would hold FP8
             copies of every layer's (unsharded) weights through the backward.
-            On the H200 training step of ``bench/fp8_train.py`` (2
+            On the H200 training step of ``bench/model/train.py`` (2
             Llama-3-8B layers, one micro-batch) the default's peak was 832
             MiB lower (9136 MiB, torchao's 9141) and its step 0.5-0.9 ms (two
             runs) longer than the cache's, of 50 ms.

@@ -8,7 +8,7 @@ the op's own C++ autograd node, its backward graph, and the generated Python wra
 host time on every call. The backend runs such a graph eagerly instead (:func:`only_op_calls`).
 A training step (forward and backward) of one split linear, x ``[16, 8192]``, parts ``[8192]`` ×3,
 run eagerly took 0.346 ms on the H200 against 0.805 ms through Inductor, the op alone 0.335 ms
-(``bench/bench_cudagraphs.py --skip-models --groups base``); on a 2-core CPU (parts
+(``bench/tools/cudagraphs_decode.py --skip-models --groups base``); on a 2-core CPU (parts
 ``[64, 32, 32]``, K 64, x ``[16, 64]``) 61.5 µs against 133.3 µs, the op alone 55.4 µs.
 """
 
