@@ -5,7 +5,7 @@
 // one FP8 GEMM with FP8 weights faster than the bf16 GEMM, and how far
 // heuristic #0 (what the runtime uses) is from the best one.
 //
-// Layout, as lib/Runtime/CUDARuntime.cpp runs it: row-major D[M,N] =
+// Layout, as lib/Runtime/cuda/GemmPlan.cpp runs it: row-major D[M,N] =
 // A[M,K] * B[N,K]^T is the column-major D^T = B * A^T, so cuBLASLt's A is our
 // weight B (e4m3, transa = T, lda = K), its B our activation A (e4m3, N,
 // ldb = K), D bf16 (ldd = N), compute 32F, scale type 32F, the heuristic's

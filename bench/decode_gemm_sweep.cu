@@ -1,10 +1,10 @@
 //===- decode_gemm_sweep.cu - Configurations of the decode GEMM -*- C++ -*-===//
 //
 // Times configurations of the runtime's small-M FP8 GEMM
-// (lib/Runtime/DecodeGemmKernels.cu, included here so that the kernel timed
-// is the runtime's own template) against a bf16 cuBLAS GEMM of the same
-// shape, for the decode GEMMs of a Llama-3-8B layer (q/k/v, o, gate/up,
-// down) at M = 1 and 16. Issue 19's target is the FP8 GEMM at <= 0.6x the
+// (lib/Runtime/cuda/kernels/decode_gemm/, whose kernel headers are included
+// here so that the kernel timed is the runtime's own template) against a
+// bf16 cuBLAS GEMM of the same shape, for the decode GEMMs of a Llama-3-8B
+// layer (q/k/v, o, gate/up, down) at M = 1 and 16. Issue 19's target is the FP8 GEMM at <= 0.6x the
 // bf16 time at M = 16.
 //
 // Method, as bench/fp8_linear.py --graphs: per (shape, M, configuration) a
@@ -30,7 +30,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../lib/Runtime/DecodeGemmKernels.cu"
+#include "cuda/kernels/decode_gemm/BulkForm.cuh"
+#include "cuda/kernels/decode_gemm/RegisterForm.cuh"
 
 #include <algorithm>
 #include <cmath>

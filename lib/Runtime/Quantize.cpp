@@ -8,6 +8,8 @@
 
 #include "Quantize.h"
 
+#include <utility>
+
 using namespace slinrt;
 
 namespace {
@@ -263,28 +265,48 @@ ScaledGemmProblem slinrt::makeScaledGemmProblem(
 
 namespace {
 
-/// Runs the quantization `name` on the context's backend and counts it.
-template <typename Make, typename Cpu, typename Cuda>
+#if SPLITLINEAR_HAVE_CUDA
+#define SLINRT_CUDA_FN(FN) &FN
+#else
+#define SLINRT_CUDA_FN(FN) nullptr
+#endif
+
+/// Runs the quantization `name` on the context's backend and counts it: the
+/// problem from `make()`, then `onCpu` or `onCuda` (NULL in a runtime built
+/// without CUDA).
+template <typename Make, typename Problem = decltype(std::declval<Make>()())>
 void runQuantization(slinrt_context *ctx, const char *name, Make &&make,
-                     Cpu &&onCpu, Cuda &&onCuda) {
+                     void (*onCpu)(slinrt_context &, const Problem &),
+                     void (*onCuda)(slinrt_context &, const Problem &)) {
   guardedCall(ctx, name, [&](slinrt_context &c) {
     auto problem = make();
-    if (c.target == Target::CUDA)
+    if (c.target == Target::CUDA) {
+      if (!onCuda)
+        raise(SLINRT_ERROR_NOT_AVAILABLE,
+              "this runtime was built without CUDA");
       onCuda(c, problem);
-    else
+    } else {
       onCpu(c, problem);
+    }
     c.counters.quantizations.fetch_add(1, std::memory_order_relaxed);
   });
 }
 
-#if SPLITLINEAR_HAVE_CUDA
-#define SLINRT_ON_CUDA(FN) [](slinrt_context &c, const auto &p) { FN(c, p); }
-#else
-#define SLINRT_ON_CUDA(FN)                                                     \
-  [](slinrt_context &, const auto &) {                                         \
-    raise(SLINRT_ERROR_NOT_AVAILABLE, "this runtime was built without CUDA");  \
-  }
-#endif
+/// The dual quantization `name` (slinrt_quantize_fp8_dual{,_rows}) with
+/// `axis` the scaling of its row-major output.
+void runQuantizeDual(slinrt_context *ctx, const char *name,
+                     slinrt_quant_axis axis, slinrt_dtype src, slinrt_dtype dst,
+                     const slinrt_memref2d *x, const float *colScale,
+                     float *amax, float *scaleInv, void *out, float *scaleInvT,
+                     void *outT) {
+  runQuantization(
+      ctx, name,
+      [&] {
+        return makeQuantizeDualProblem(src, dst, axis, x, colScale, amax,
+                                       scaleInv, out, scaleInvT, outT);
+      },
+      cpu::quantize, SLINRT_CUDA_FN(cuda::quantize));
+}
 
 } // namespace
 
@@ -295,8 +317,7 @@ void slinrt_amax_parts(slinrt_context *ctx, slinrt_dtype src, int64_t numParts,
   runQuantization(
       ctx, "slinrt_amax_parts",
       [&] { return makeAmaxPartsProblem(src, numParts, parts, amax); },
-      [](slinrt_context &c, const PartsProblem &p) { cpu::amaxParts(c, p); },
-      SLINRT_ON_CUDA(cuda::amaxParts));
+      cpu::amaxParts, SLINRT_CUDA_FN(cuda::amaxParts));
 }
 
 void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
@@ -310,8 +331,7 @@ void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
         return makeCastPartsProblem(src, dst, numParts, parts, amax, out, outT,
                                     scaleInv, rowScaleInv);
       },
-      [](slinrt_context &c, const PartsProblem &p) { cpu::castParts(c, p); },
-      SLINRT_ON_CUDA(cuda::castParts));
+      cpu::castParts, SLINRT_CUDA_FN(cuda::castParts));
 }
 
 void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
@@ -324,8 +344,7 @@ void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
         return makeQuantizeProblem(src, dst, axis, x, colScale, amax, scaleInv,
                                    out, outT);
       },
-      [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
-      SLINRT_ON_CUDA(cuda::quantize));
+      cpu::quantize, SLINRT_CUDA_FN(cuda::quantize));
 }
 
 void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
@@ -333,15 +352,8 @@ void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
                               const float *colScale, float *amax,
                               float *scaleInv, void *out, float *scaleInvT,
                               void *outT) {
-  runQuantization(
-      ctx, "slinrt_quantize_fp8_dual",
-      [&] {
-        return makeQuantizeDualProblem(src, dst, SLINRT_QUANT_TENSOR, x,
-                                       colScale, amax, scaleInv, out, scaleInvT,
-                                       outT);
-      },
-      [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
-      SLINRT_ON_CUDA(cuda::quantize));
+  runQuantizeDual(ctx, "slinrt_quantize_fp8_dual", SLINRT_QUANT_TENSOR, src,
+                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT);
 }
 
 void slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
@@ -349,14 +361,8 @@ void slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
                                    const float *colScale, float *amax,
                                    float *scaleInv, void *out, float *scaleInvT,
                                    void *outT) {
-  runQuantization(
-      ctx, "slinrt_quantize_fp8_dual_rows",
-      [&] {
-        return makeQuantizeDualProblem(src, dst, SLINRT_QUANT_ROWS, x, colScale,
-                                       amax, scaleInv, out, scaleInvT, outT);
-      },
-      [](slinrt_context &c, const QuantizeProblem &p) { cpu::quantize(c, p); },
-      SLINRT_ON_CUDA(cuda::quantize));
+  runQuantizeDual(ctx, "slinrt_quantize_fp8_dual_rows", SLINRT_QUANT_ROWS, src,
+                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT);
 }
 
 } // extern "C"

@@ -34,7 +34,7 @@ namespace slinrt {
 /// Where a context runs its work.
 enum class Target { CPU, CUDA };
 
-/// Per-context CUDA state (workspaces per stream); defined in CUDARuntime.cpp.
+/// Per-context CUDA state (workspaces per stream); defined in cuda/Device.h.
 struct CudaState;
 
 /// An internal failure: carries the status and message to the C boundary,

@@ -19,14 +19,14 @@ namespace {
 /// (not measured; the copy is cheap next to a CPU GEMM at larger M).
 constexpr int64_t kCPUPerPartMaxRows = 64;
 
-/// The CUDA cost model, fitted on an H200 (bench/bench_per_part.py,
-/// bench/results/2026-11-30-h200/per-part.txt, bf16, M = 1..8192): one GEMM
-/// per part beat the copy at every M for 2-3 parts of 3.6-400 MB (1.04x at
-/// M = 8192 up to 5.4x at decode) and lost at every M for 8-16 parts of
-/// 0.25-1 MB (0.67-0.93x). Per part pays a cuBLASLt launch (~9.5 us of host
-/// time) per extra part; the copy pays a copy kernel (~4.6 us) per part plus
-/// moving the weights twice (read + write) at ~1.6 TB/s. It does not depend
-/// on M.
+/// The CUDA cost model, fitted on an H200 (bf16, M = 1..8192;
+/// bench/tools/per_part_threshold.py): one GEMM per part beat the copy at
+/// every M for 2-3 parts of 3.6-400 MB (1.04x at M = 8192 up to 5.4x at
+/// decode) and lost at every M for 8-16 parts of 0.25-1 MB (0.67-0.93x).
+/// Per part pays a cuBLASLt launch (~9.5 us of host time) per extra part;
+/// the copy pays a copy kernel (~4.6 us) per part plus moving the weights
+/// twice (read + write) at ~1.6 TB/s. It does not depend on M
+/// (docs/Design.md, Measured decisions: per-part GEMMs or one copy).
 bool cudaPrefersPerPart(int64_t parts, int64_t bytes) {
   constexpr double kGemmLaunchUs = 9.5, kCopyLaunchUs = 4.6,
                    kCopyBytesPerUs = 1.6e6;

@@ -1,7 +1,7 @@
 //===- DecodeGemmTest.cpp - The small-M FP8 GEMM vs float64 -----*- C++ -*-===//
 //
 // The CUDA scaled GEMM at decode shapes (M <= SPLITLINEAR_FP8_DECODE_MAX_M,
-// default 16), which runs the hand-written kernel of DecodeGemmKernels.cu:
+// default 16), which runs the hand-written kernel of cuda/kernels/decode_gemm:
 // every output dtype, both scalings, with and without bias, M in {1, 3, 16}
 // (17 and 32 too when the bound is raised to 32), N covering partial tiles of
 // both tile widths and the bulk-copy form, parts of different sizes and

@@ -1,0 +1,206 @@
+//===- RowQuantize.cu - FP8 per-row quantization kernels --------*- C++ -*-===//
+//
+// Quantization with one scale per row: a block per row keeps its row in
+// registers (rows up to kThreads·kVec·kMaxRowVectors elements, twice that for
+// 16-bit types) and prefetches the next one; longer or unaligned rows take a
+// two-pass kernel that rereads the row from cache.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/kernels/quantize/Common.cuh"
+
+namespace slinrt {
+namespace cuda {
+namespace quant {
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+/// Quantizes each row of x with its own amax, a block of `Threads` per row
+/// with the row in registers (kVec·V elements a thread, read 16 bytes at a
+/// time; rows with vectorOk and cols <= Threads·kVec·V). The next row's
+/// loads are in flight while a row is reduced and written. Its grid is
+/// resident at once, so it lets a dependent decode GEMM start on the idle
+/// SMs right away.
+template <typename S, typename F8, int V, int Threads = kThreads>
+__global__ void __launch_bounds__(Threads)
+    quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale, float *amax,
+                                  float *scaleInv, uint8_t *out,
+                                  bool outVectorOk, uint8_t *outT) {
+  allowDependents();
+  constexpr int kLoads = kVec * sizeof(S) / 16;
+  int64_t K = x.cols, M = x.rows;
+  const S *data = static_cast<const S *>(x.data);
+  uint4 raw[V][kLoads];
+  auto loadRow = [&](int64_t r) {
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
+      if (r < M && c < K)
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l)
+          raw[u][l] =
+              __ldg(reinterpret_cast<const uint4 *>(data + r * x.ld + c) + l);
+    }
+  };
+  // Only the raw row stays in registers (decoded twice, colScale loaded
+  // twice) so that the prefetch of the next one costs few registers.
+  auto valuesOf = [&](const uint4(&row)[kLoads], int64_t c, float(&v)[kVec]) {
+    S elems[kVec];
+    memcpy(elems, row, sizeof(elems));
+    float cs[kVec];
+    if (colScale)
+      loadColScale(colScale, c, K, cs);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      v[j] = colScale ? toFloat(elems[j]) * cs[j] : toFloat(elems[j]);
+  };
+  int64_t r = blockIdx.x;
+  loadRow(r);
+  for (; r < M; r += gridDim.x) {
+    uint4 cur[V][kLoads];
+    uint32_t best = 0;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l)
+        cur[u][l] = raw[u][l];
+      if (c < K) {
+        float v[kVec];
+        valuesOf(cur[u], c, v);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          best = max(best, absBits(v[j]));
+      }
+    }
+    loadRow(r + gridDim.x);
+    float rowAmax = bitCast<float>(blockMax<Threads>(best));
+    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
+    if (threadIdx.x == 0) {
+      if (amax)
+        amax[r] = rowAmax;
+      scaleInv[r] = 1.0f / scale;
+    }
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      int64_t c = (int64_t(u) * Threads + threadIdx.x) * kVec;
+      if (c >= K)
+        continue;
+      float v[kVec];
+      valuesOf(cur[u], c, v);
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[j] = v[j] * scale;
+      uint2 q = encodeVector<F8>(v);
+      if (out)
+        storeRun(out + r * K + c, q, kVec, outVectorOk);
+      if (outT)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j)
+          outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
+    }
+  }
+}
+
+/// Calls `fn(c, v)` for each run of kVec elements of row `r` of x that this
+/// thread owns in a block-per-row loop (c = threadIdx.x · kVec, then
+/// blockDim.x · kVec apart), v loaded by loadRun (times colScale).
+template <typename S, typename Fn>
+__device__ __forceinline__ void forEachRowRun(const Fp8Part &x, int64_t r,
+                                              const float *colScale, Fn &&fn) {
+  for (int64_t c = int64_t(threadIdx.x) * kVec; c < x.cols;
+       c += int64_t(blockDim.x) * kVec) {
+    float v[kVec];
+    loadRun<S>(x, x.cols, r, c, colScale, x.vectorOk, v);
+    fn(c, v);
+  }
+}
+
+/// Quantizes each row of x with its own amax: a block per row reads the
+/// row twice (the second time from cache); any layout and length.
+template <typename S, typename F8>
+__global__ void __launch_bounds__(kThreads)
+    quantizeRowsKernel(Fp8Part x, const float *colScale, float *amax,
+                       float *scaleInv, uint8_t *out, bool outVectorOk,
+                       uint8_t *outT) {
+  int64_t K = x.cols, M = x.rows;
+  for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
+    uint32_t best = 0;
+    forEachRowRun<S>(x, r, colScale, [&](int64_t, const float(&v)[kVec]) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        best = max(best, absBits(v[j]));
+    });
+    float rowAmax = bitCast<float>(blockMax(best));
+    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
+    if (threadIdx.x == 0) {
+      if (amax)
+        amax[r] = rowAmax;
+      scaleInv[r] = 1.0f / scale;
+    }
+    forEachRowRun<S>(x, r, colScale, [&](int64_t c, float(&v)[kVec]) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[j] = v[j] * scale;
+      uint2 q = encodeVector<F8>(v);
+      if (out)
+        storeRun(out + r * K + c, q, K - c, outVectorOk);
+      if (outT)
+        for (int j = 0; j < kVec && c + j < K; ++j)
+          outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
+    });
+  }
+}
+
+} // namespace quant
+
+using namespace quant;
+
+//===----------------------------------------------------------------------===//
+// Launchers
+//===----------------------------------------------------------------------===//
+
+cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
+                               const Fp8Part &x, const float *colScale,
+                               float *amax, float *scaleInv, uint8_t *out,
+                               uint8_t *outT, cudaStream_t stream) {
+  if (x.rows <= 0)
+    return cudaSuccess;
+  bool outVectorOk = aligned(out, 8) && x.cols % kVec == 0;
+  unsigned blocks = unsigned(std::min<int64_t>(x.rows, 1 << 16));
+  int vectors = int(ceilDiv(x.cols, kThreads * kVec));
+  return dispatchQuant(src, dst, [&](auto s, auto f) {
+    using S = decltype(s);
+    using F8 = decltype(f);
+    auto inRegisters = [&](auto kernel, int threads = kThreads) {
+      // Resident blocks only: each loops over rows, prefetching the next.
+      unsigned grid =
+          unsigned(std::min<int64_t>(blocks, residentBlocks(kernel, threads)));
+      return launchKernel(kernel, dim3(grid), dim3(threads), stream, x,
+                          colScale, amax, scaleInv, out, outVectorOk, outT);
+    };
+    if constexpr (sizeof(S) == 2) {
+      if (x.vectorOk && vectors > kMaxRowVectors &&
+          x.cols <= int64_t(kLongRowThreads) * kVec * kMaxRowVectors)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, kMaxRowVectors,
+                                                          kLongRowThreads>,
+                           kLongRowThreads);
+    }
+    if (x.vectorOk && vectors <= kMaxRowVectors) {
+      if (vectors <= 1)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 1>);
+      if (vectors <= 2)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 2>);
+      if (vectors <= 4)
+        return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 4>);
+      return inRegisters(&quantizeRowsInRegistersKernel<S, F8, 8>);
+    }
+    return launchKernel(&quantizeRowsKernel<S, F8>, dim3(blocks),
+                        dim3(kThreads), stream, x, colScale, amax, scaleInv,
+                        out, outVectorOk, outT);
+  });
+}
+
+} // namespace cuda
+} // namespace slinrt
