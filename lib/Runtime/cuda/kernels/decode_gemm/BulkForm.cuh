@@ -126,7 +126,7 @@ __device__ __forceinline__ void bulkCopy(void *dst, const void *src,
 /// lets the next grid start.
 template <typename C, typename T>
 __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
-    bulkDecodeKernel(const DecodeParams<T> p) {
+    bulkDecodeKernel(SLINRT_DECODE_GEMM_PARAMS(T)) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int R = C::kRows, NT = R / 8, CK = C::kChunk, S = C::kStages,
                 CW = C::kWarps, WP = C::kWPitch;
@@ -137,12 +137,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
   uint64_t *xReady = empty + S;
   float(*partial)[CW][16][R] =
       reinterpret_cast<float(*)[CW][16][R]>(smem + C::kBarrierBytes);
-  const int64_t xPitch = C::xPitch(p.K);
+  const int64_t xPitch = C::xPitch(K);
   uint8_t *xs = smem + C::kBarrierBytes + C::kPartialBytes;
-  uint8_t *ring = xs + C::xBytes(p.M, p.K);
+  uint8_t *ring = xs + C::xBytes(M, K);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t tiles = (p.N + R - 1) / R, chunks = (p.K + CK - 1) / CK;
+  const int64_t tiles = (N + R - 1) / R, chunks = (K + CK - 1) / CK;
   if (threadIdx.x == 0) {
     for (int s = 0; s < S; ++s) {
       mbarrierInit(&full[s], 1);
@@ -152,13 +152,12 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   allowDependents();
-  if (p.dependent) {
+  if (dependent) {
     // The first stages' rows of this CTA's first tile.
     const int64_t n0 = int64_t(blockIdx.x) * R;
-    const int64_t ahead = int64_t(S) * CK < p.K ? int64_t(S) * CK : p.K;
-    if (threadIdx.x < R && n0 + threadIdx.x < p.N)
-      prefetchL2(p.w + (n0 + threadIdx.x) * p.ldw,
-                 static_cast<uint32_t>(ahead));
+    const int64_t ahead = int64_t(S) * CK < K ? int64_t(S) * CK : K;
+    if (threadIdx.x < R && n0 + threadIdx.x < N)
+      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(ahead));
     waitPrerequisites();
   }
   __syncthreads();
@@ -174,21 +173,20 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
                    : "=l"(policy));
     if constexpr (C::kXShared) {
       if (lane == 0)
-        mbarrierExpect(xReady, static_cast<uint32_t>(p.M * p.K));
+        mbarrierExpect(xReady, static_cast<uint32_t>(M * K));
       __syncwarp(kLanes);
-      for (int m = lane; m < p.M; m += L)
-        bulkCopy<false>(xs + m * xPitch, p.x + m * p.ldx,
-                        static_cast<uint32_t>(p.K), xReady, 0);
+      for (int m = lane; m < M; m += L)
+        bulkCopy<false>(xs + m * xPitch, x + m * ldx, static_cast<uint32_t>(K),
+                        xReady, 0);
     }
     int stage = 0;
     uint32_t phase = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const int64_t n0 = tile * R;
-      const int rows = static_cast<int>(p.N - n0 < R ? p.N - n0 : R);
+      const int rows = static_cast<int>(N - n0 < R ? N - n0 : R);
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t k0 = c * CK;
-        const uint32_t bytes =
-            static_cast<uint32_t>(p.K - k0 < CK ? p.K - k0 : CK);
+        const uint32_t bytes = static_cast<uint32_t>(K - k0 < CK ? K - k0 : CK);
         // A fresh barrier counts as having completed the phase before its
         // first, so the first pass over the ring does not wait.
         mbarrierWait(&empty[stage], phase ^ 1);
@@ -198,8 +196,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
         __syncwarp(kLanes);
         uint8_t *dst = ring + int64_t(stage) * R * WP;
         for (int r = lane; r < rows; r += L)
-          bulkCopy<C::kEvictFirst>(dst + r * WP, p.w + (n0 + r) * p.ldw + k0,
-                                   bytes, &full[stage], policy);
+          bulkCopy<C::kEvictFirst>(dst + r * WP, w + (n0 + r) * ldw + k0, bytes,
+                                   &full[stage], policy);
         if (++stage == S) {
           stage = 0;
           phase ^= 1;
@@ -212,7 +210,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
   // The consumers. Rows of the stage past N hold stale bytes: their columns
   // are never stored.
   const int g = lane / 4, t = lane % 4;
-  const bool xLo = g < p.M, xHi = g + 8 < p.M;
+  const bool xLo = g < M, xHi = g + 8 < M;
   const uint4 zero = make_uint4(0, 0, 0, 0);
   if constexpr (C::kXShared)
     mbarrierWait(xReady, 0);
@@ -222,7 +220,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
     float acc[NT][4] = {};
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t k0 = c * CK;
-      const int64_t bytes = p.K - k0 < CK ? p.K - k0 : CK;
+      const int64_t bytes = K - k0 < CK ? K - k0 : CK;
       mbarrierWait(&full[stage], phase);
       const uint8_t *ws = ring + int64_t(stage) * R * WP;
 #pragma unroll
@@ -237,11 +235,11 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
           if (kOk && xHi)
             hi = *reinterpret_cast<const uint4 *>(xp + (g + 8) * xPitch);
         } else {
-          const uint8_t *xp = p.x + k0 + off;
+          const uint8_t *xp = x + k0 + off;
           if (kOk && xLo)
-            lo = loadShared(xp + g * p.ldx);
+            lo = loadShared(xp + g * ldx);
           if (kOk && xHi)
-            hi = loadShared(xp + (g + 8) * p.ldx);
+            hi = loadShared(xp + (g + 8) * ldx);
         }
 #pragma unroll
         for (int j = 0; j < NT; ++j) {
@@ -269,16 +267,16 @@ __global__ void __launch_bounds__(C::kThreads, C::kCtasPerSM)
         partial[buf][warp][g + 8 * (r / 2)][8 * j + 2 * t + r % 2] = acc[j][r];
     asm volatile("bar.sync 1, %0;" ::"r"(CW * 32) : "memory");
     const int64_t n0 = tile * R;
-    for (int e = threadIdx.x; e < p.M * R; e += CW * 32) {
+    for (int e = threadIdx.x; e < M * R; e += CW * 32) {
       const int m = e / R, col = e % R;
       const int64_t n = n0 + col;
-      if (n >= p.N)
+      if (n >= N)
         continue;
       float sum = 0.0f;
 #pragma unroll
       for (int v = 0; v < CW; ++v)
         sum += partial[buf][v][m][col];
-      storeOutput(p, m, n, sum);
+      storeOutput(y, ldy, sx, sw, bias, outerVector, m, n, sum);
     }
     buf ^= 1;
   }
@@ -327,9 +325,9 @@ cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
       int64_t(a.multiProcessors > 0 ? a.multiProcessors : 1) * C::kCtasPerSM;
   dim3 grid(static_cast<unsigned>(tiles < slots ? tiles : slots));
   const bool programmatic = a.dependence != DecodeDependence::None;
-  return launchKernelDependent(bulkDecodeKernel<C, T>, grid, dim3(C::kThreads),
+  return launchDecodeKernel<T>(bulkDecodeKernel<C, T>, grid, dim3(C::kThreads),
                                static_cast<size_t>(smemBytes), stream,
-                               programmatic, decodeParams<T>(a, programmatic));
+                               programmatic, a);
 }
 
 } // namespace cuda

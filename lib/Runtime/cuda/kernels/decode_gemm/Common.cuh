@@ -1,9 +1,10 @@
 //===- Common.cuh - Shared parts of the decode GEMM -------------*- C++ -*-===//
 //
 // What both forms of the decode GEMM share, written once: the operands as
-// their kernels take them (DecodeParams, one parameter block), the loads of W
-// and x, the L2 prefetch, the e4m3 MMA and the accumulation of one lane's 16
-// bytes of k, and the epilogue (scales, bias, one rounding, the store).
+// their kernels take them (SLINRT_DECODE_GEMM_PARAMS, one parameter list), the
+// loads of W and x, the L2 prefetch, the e4m3 MMA and the accumulation of one
+// lane's 16 bytes of k, and the epilogue (scales, bias, one rounding, the
+// store).
 //
 // A dot product sums over k, so any permutation of k applied to both operands
 // gives the same result: lane (g, t) loads 16 contiguous bytes at
@@ -28,37 +29,35 @@
 namespace slinrt {
 namespace cuda {
 
-/// The operands of one decode GEMM as both forms' kernels take them:
-/// y[M, N] = sx sw (x[M, K] w[N, K]^T) (+ bias[N]) (DecodeGemmArgs, with
-/// typed pointers); `outerVector` and `dependent` (launched as a
-/// programmatic dependent) are 0 or 1.
-template <typename T> struct DecodeParams {
-  const uint8_t *x, *w;
-  T *y;
-  const float *sx, *sw;
-  const T *bias;
-  int64_t ldx, ldw, ldy, N, K;
-  int M, outerVector, dependent;
-};
+/// The parameter list of both forms' kernels, written once:
+/// y[M, N] = sx sw (x[M, K] w[N, K]^T) (+ bias[N]) (DecodeGemmArgs with typed
+/// pointers); `outerVector` and `dependent` (launched as a programmatic
+/// dependent) are 0 or 1. Scalar `__restrict__` parameters, not a struct:
+/// they let the compiler read sx, sw and bias through the read-only path
+/// and specialize the epilogue on the bias, which a struct parameter does
+/// not (the epilogue's rounding would change: no fused multiply-add).
+#define SLINRT_DECODE_GEMM_PARAMS(T)                                           \
+  const uint8_t *__restrict__ x, int64_t ldx, const uint8_t *__restrict__ w,   \
+      int64_t ldw, T *__restrict__ y, int64_t ldy,                             \
+      const float *__restrict__ sx, const float *__restrict__ sw,              \
+      const T *__restrict__ bias, int M, int64_t N, int64_t K,                 \
+      int outerVector, int dependent
 
-/// The kernel parameters of `a`, launched as a programmatic dependent when
-/// `programmatic`.
-template <typename T>
-DecodeParams<T> decodeParams(const DecodeGemmArgs &a, bool programmatic) {
-  return {static_cast<const uint8_t *>(a.x),
-          static_cast<const uint8_t *>(a.w),
-          static_cast<T *>(a.y),
-          a.sx,
-          a.sw,
-          static_cast<const T *>(a.bias),
-          a.ldx,
-          a.ldw,
-          a.ldy,
-          a.N,
-          a.K,
-          static_cast<int>(a.M),
-          a.outerVector ? 1 : 0,
-          programmatic ? 1 : 0};
+/// Launches `kernel` (a form of the decode GEMM, whose parameters after the
+/// common ones are `extra`) on the operands of `a`, as a programmatic
+/// dependent when `programmatic` (launchKernelDependent).
+template <typename T, typename... Extra, typename... ExtraArgs>
+cudaError_t launchDecodeKernel(void (*kernel)(SLINRT_DECODE_GEMM_PARAMS(T),
+                                              Extra...),
+                               dim3 grid, dim3 block, size_t sharedBytes,
+                               cudaStream_t stream, bool programmatic,
+                               const DecodeGemmArgs &a, ExtraArgs... extra) {
+  return launchKernelDependent(
+      kernel, grid, block, sharedBytes, stream, programmatic,
+      static_cast<const uint8_t *>(a.x), a.ldx,
+      static_cast<const uint8_t *>(a.w), a.ldw, static_cast<T *>(a.y), a.ldy,
+      a.sx, a.sw, static_cast<const T *>(a.bias), static_cast<int>(a.M), a.N,
+      a.K, a.outerVector ? 1 : 0, programmatic ? 1 : 0, extra...);
 }
 
 /// Bytes of k one warp covers per step: 4 lanes x 16 bytes.
@@ -137,13 +136,14 @@ __device__ __forceinline__ void mmaAccumulate(float (&acc)[4], const uint4 &lo,
 /// The epilogue of output (m, n) whose fp32 sum over k is `sum`: the scales
 /// and the bias applied in fp32, one rounding to T, the store.
 template <typename T>
-__device__ __forceinline__ void storeOutput(const DecodeParams<T> &p, int m,
-                                            int64_t n, float sum) {
-  float scale = p.outerVector ? p.sx[m] * p.sw[n] : p.sx[0] * p.sw[0];
+__device__ __forceinline__ void
+storeOutput(T *y, int64_t ldy, const float *sx, const float *sw, const T *bias,
+            int outerVector, int m, int64_t n, float sum) {
+  float scale = outerVector ? sx[m] * sw[n] : sx[0] * sw[0];
   float value = scale * sum;
-  if (p.bias)
-    value += toFloat(p.bias[n]);
-  p.y[m * p.ldy + n] = fromFloat<T>(value);
+  if (bias)
+    value += toFloat(bias[n]);
+  y[m * ldy + n] = fromFloat<T>(value);
 }
 
 } // namespace cuda

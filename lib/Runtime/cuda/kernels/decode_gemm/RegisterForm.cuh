@@ -51,7 +51,7 @@ struct DecodeConfig {
 /// CTAs from `triggerFrom` on (the last wave) let the next grid start.
 template <typename C, typename T>
 __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
-    decodeGemmKernel(const DecodeParams<T> p, int64_t triggerFrom) {
+    decodeGemmKernel(SLINRT_DECODE_GEMM_PARAMS(T), int64_t triggerFrom) {
   constexpr int MT = C::kMT, NT = C::kNT, U = C::kU, kWarps = C::kWarps,
                 kThreads = C::kThreads;
   constexpr int kRows = 16 * MT, kTileN = 8 * NT;
@@ -65,11 +65,10 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   // the last wave lets the next grid start early.
   if (blockIdx.x >= triggerFrom)
     allowDependents();
-  if (p.dependent) {
-    const int64_t ahead = C::kAhead < p.K ? C::kAhead : p.K;
-    if (ahead > 0 && threadIdx.x < kTileN && n0 + threadIdx.x < p.N)
-      prefetchL2(p.w + (n0 + threadIdx.x) * p.ldw,
-                 static_cast<uint32_t>(ahead));
+  if (dependent) {
+    const int64_t ahead = C::kAhead < K ? C::kAhead : K;
+    if (ahead > 0 && threadIdx.x < kTileN && n0 + threadIdx.x < N)
+      prefetchL2(w + (n0 + threadIdx.x) * ldw, static_cast<uint32_t>(ahead));
     waitPrerequisites();
   }
 
@@ -80,8 +79,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
     int64_t n = n0 + 8 * j + g;
-    wOk[j] = n < p.N;
-    wRow[j] = p.w + (wOk[j] ? n : 0) * p.ldw + 16 * t;
+    wOk[j] = n < N;
+    wRow[j] = w + (wOk[j] ? n : 0) * ldw + 16 * t;
   }
   const uint8_t *xRow[MT][2];
   bool xOk[MT][2];
@@ -90,8 +89,8 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       int m = 16 * i + 8 * h + g;
-      xOk[i][h] = m < p.M;
-      xRow[i][h] = p.x + (xOk[i][h] ? m : 0) * p.ldx + 16 * t;
+      xOk[i][h] = m < M;
+      xRow[i][h] = x + (xOk[i][h] ? m : 0) * ldx + 16 * t;
     }
 
   float acc[MT][NT][4] = {};
@@ -100,7 +99,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   // any time the CTA reads kWarps * 64 contiguous bytes of each W row.
   // Contiguous: the warp takes steps [first, last) in runs of U. K is a
   // multiple of 16, so a lane's 16 bytes are all in range or all out.
-  const int64_t steps = (p.K + kStepK - 1) / kStepK;
+  const int64_t steps = (K + kStepK - 1) / kStepK;
   const int64_t perWarp = (steps + kWarps - 1) / kWarps;
   const int64_t first = C::kContig ? warp * perWarp : warp;
   const int64_t last =
@@ -114,7 +113,7 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
     for (int u = 0; u < U; ++u) {
       int64_t step = s0 + int64_t(u) * uStride;
       int64_t off = step * kStepK;
-      bool kOk = step < last && off + 16 * t < p.K;
+      bool kOk = step < last && off + 16 * t < K;
 #pragma unroll
       for (int j = 0; j < NT; ++j)
         wv[u][j] = kOk && wOk[j] ? loadW<C::kLoad>(wRow[j] + off) : zero;
@@ -149,13 +148,13 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
   for (int e = threadIdx.x; e < kRows * kTileN; e += kThreads) {
     int m = e / kTileN, c = e % kTileN;
     int64_t n = n0 + c;
-    if (m >= p.M || n >= p.N)
+    if (m >= M || n >= N)
       continue;
     float sum = 0.0f;
 #pragma unroll
     for (int v = 0; v < kWarps; ++v)
       sum += partial[v][m][c];
-    storeOutput(p, m, n, sum);
+    storeOutput(y, ldy, sx, sw, bias, outerVector, m, n, sum);
   }
 }
 
@@ -171,9 +170,8 @@ cudaError_t launchConfig(const DecodeGemmArgs &a, cudaStream_t stream) {
                                              : 0;
   dim3 grid(static_cast<unsigned>(ctas));
   const bool programmatic = a.dependence == DecodeDependence::AllForms;
-  return launchKernelDependent(decodeGemmKernel<C, T>, grid, dim3(C::kThreads),
-                               0, stream, programmatic,
-                               decodeParams<T>(a, programmatic), triggerFrom);
+  return launchDecodeKernel<T>(decodeGemmKernel<C, T>, grid, dim3(C::kThreads),
+                               0, stream, programmatic, a, triggerFrom);
 }
 
 } // namespace cuda

@@ -103,20 +103,6 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-/// Calls `fn(c, v)` for each run of kVec elements of row `r` of x that this
-/// thread owns in a block-per-row loop (c = threadIdx.x · kVec, then
-/// blockDim.x · kVec apart), v loaded by loadRun (times colScale).
-template <typename S, typename Fn>
-__device__ __forceinline__ void forEachRowRun(const Fp8Part &x, int64_t r,
-                                              const float *colScale, Fn &&fn) {
-  for (int64_t c = int64_t(threadIdx.x) * kVec; c < x.cols;
-       c += int64_t(blockDim.x) * kVec) {
-    float v[kVec];
-    loadRun<S>(x, x.cols, r, c, colScale, x.vectorOk, v);
-    fn(c, v);
-  }
-}
-
 /// Quantizes each row of x with its own amax: a block per row reads the
 /// row twice (the second time from cache); any layout and length.
 template <typename S, typename F8>
@@ -127,11 +113,14 @@ __global__ void __launch_bounds__(kThreads)
   int64_t K = x.cols, M = x.rows;
   for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
     uint32_t best = 0;
-    forEachRowRun<S>(x, r, colScale, [&](int64_t, const float(&v)[kVec]) {
+    for (int64_t c = int64_t(threadIdx.x) * kVec; c < K;
+         c += int64_t(blockDim.x) * kVec) {
+      float v[kVec];
+      loadRun<S>(x, K, r, c, colScale, x.vectorOk, v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         best = max(best, absBits(v[j]));
-    });
+    }
     float rowAmax = bitCast<float>(blockMax(best));
     float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
     if (threadIdx.x == 0) {
@@ -139,7 +128,10 @@ __global__ void __launch_bounds__(kThreads)
         amax[r] = rowAmax;
       scaleInv[r] = 1.0f / scale;
     }
-    forEachRowRun<S>(x, r, colScale, [&](int64_t c, float(&v)[kVec]) {
+    for (int64_t c = int64_t(threadIdx.x) * kVec; c < K;
+         c += int64_t(blockDim.x) * kVec) {
+      float v[kVec];
+      loadRun<S>(x, K, r, c, colScale, x.vectorOk, v);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         v[j] = v[j] * scale;
@@ -149,7 +141,7 @@ __global__ void __launch_bounds__(kThreads)
       if (outT)
         for (int j = 0; j < kVec && c + j < K; ++j)
           outT[(c + j) * M + r] = uint8_t((j < 4 ? q.x : q.y) >> (8 * (j % 4)));
-    });
+    }
   }
 }
 
