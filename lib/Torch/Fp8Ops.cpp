@@ -17,6 +17,7 @@
 #include <ATen/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include <utility>
 #include <vector>
 
 using namespace splitlinear;
@@ -168,6 +169,37 @@ at::Tensor checkedColScale(const at::Tensor &c, const at::Tensor &input,
   return c.contiguous();
 }
 
+/// Checks the input and target dtype of a quantization op `op`: input at
+/// least 1-D [..., K] of a high-precision type, dtype an FP8 type.
+void checkQuantizeArgs(const at::Tensor &input, at::ScalarType dtype,
+                       const char *op) {
+  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
+              ": input must be a tensor of at least 1 dim [..., K]");
+  checkHighPrecision(input, op, "input");
+  checkFp8Target(dtype, op);
+}
+
+/// The input of a quantization op as the runtime takes it.
+struct QuantizeInput {
+  at::Tensor x;        ///< input as a row-major [m, k] matrix
+  int64_t m, k;        ///< its sizes
+  at::Tensor colScale; ///< the checked col_scale, undefined without one
+};
+
+/// `input` (checked by checkQuantizeArgs) flattened to a row-major [m, k]
+/// matrix, and `colScale` checked against it; call it under the input's
+/// device guard.
+QuantizeInput quantizeInput(const at::Tensor &input,
+                            const std::optional<at::Tensor> &colScale,
+                            const char *op) {
+  at::Tensor x = rowMajor(flatten2d(input));
+  int64_t m = x.size(0), k = x.size(1);
+  at::Tensor scale;
+  if (colScale)
+    scale = checkedColScale(*colScale, input, k, op);
+  return {std::move(x), m, k, std::move(scale)};
+}
+
 #define SPLITLINEAR_DEVICE_GUARD(t)                                            \
   c10::OptionalDeviceGuard deviceGuard(at::device_of(t))
 
@@ -195,17 +227,10 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
                          const std::optional<at::Tensor> &colScale,
                          bool writeOut, bool writeTransposed) {
   constexpr const char *op = "splitlinear.fp8_quantize";
-  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
-              ": input must be a tensor of at least 1 dim [..., K]");
-  checkHighPrecision(input, op, "input");
-  checkFp8Target(dtype, op);
+  checkQuantizeArgs(input, dtype, op);
   slinrt_quant_axis quantAxis = parseAxis(axis, op);
   SPLITLINEAR_DEVICE_GUARD(input);
-  at::Tensor x = rowMajor(flatten2d(input));
-  int64_t m = x.size(0), k = x.size(1);
-  at::Tensor scale;
-  if (colScale)
-    scale = checkedColScale(*colScale, input, k, op);
+  auto [x, m, k, scale] = quantizeInput(input, colScale, op);
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({writeOut ? m : 0, writeOut ? k : 0}, fp8);
   at::Tensor outT =
@@ -239,21 +264,14 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
                              const std::optional<at::Tensor> &colScale,
                              c10::string_view axis) {
   constexpr const char *op = "splitlinear.fp8_quantize_dual";
-  TORCH_CHECK(input.defined() && input.dim() >= 1, op,
-              ": input must be a tensor of at least 1 dim [..., K]");
-  checkHighPrecision(input, op, "input");
-  checkFp8Target(dtype, op);
+  checkQuantizeArgs(input, dtype, op);
   TORCH_CHECK(axis == "tensor" || axis == "rows", op,
               ": axis must be \"tensor\" or \"rows\", got \"", axis, "\"");
   bool rows = axis == "rows";
   TORCH_CHECK(rows || colScale.has_value(), op,
               ": col_scale is required with axis \"tensor\"");
   SPLITLINEAR_DEVICE_GUARD(input);
-  at::Tensor x = rowMajor(flatten2d(input));
-  int64_t m = x.size(0), k = x.size(1);
-  at::Tensor scale;
-  if (colScale)
-    scale = checkedColScale(*colScale, input, k, op);
+  auto [x, m, k, scale] = quantizeInput(input, colScale, op);
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({m, k}, fp8);
   at::Tensor outT = at::empty({k, m}, fp8);
