@@ -20,35 +20,6 @@ namespace slinrt {
 namespace cuda {
 namespace {
 
-/// The earlier configurations: 8 warps, each with 4 KiB of W in flight
-/// (U = 8 / NT k-steps), 3 CTAs per SM for one m-tile, 2 for two. Two
-/// m-tiles and 32-row tiles still run them.
-template <int MT, int NT>
-using BaseConfig = DecodeConfig<MT, NT, 8 / NT, 8, MT == 1 ? 3 : 2,
-                                /*Contig=*/false, WLoad::Streaming>;
-
-/// M <= 16, 16-row tiles: 8 KiB of W in flight per warp over a contiguous
-/// run of k-steps, 2 CTAs per SM, and a 256-byte L2 prefetch hint. Against
-/// BaseConfig<1, 2> at M = 16 on the H200 (bench/decode_gemm_sweep.cu, CUDA
-/// graphs, W from HBM): gate/up 0.0362 against 0.0379 ms, o 0.0070 against
-/// 0.0086, down (K 14336) 0.0202 against 0.0239 (docs/Design.md, Measured
-/// decisions: decode GEMM register-form configurations).
-using DeepConfig =
-    DecodeConfig<1, 2, 8, 8, 2, /*Contig=*/true, WLoad::Prefetch256>;
-/// As BaseConfig<1, 2> (3 CTAs per SM) with the prefetch hint: for N whose
-/// tiles fit on the SMs at once with 3 CTAs each but not with 2 (q/k/v of
-/// Llama-3-8B: 384 tiles on 132 SMs; 0.0103 ms against DeepConfig's
-/// 0.0109 and BaseConfig's 0.0106).
-using OneWaveConfig =
-    DecodeConfig<1, 2, 4, 8, 3, /*Contig=*/false, WLoad::Prefetch256>;
-/// OneWaveConfig's tiles as a programmatic dependent: 2 k-steps per warp
-/// in flight. q/k/v as dependents on the H200 (bench/decode_gemm_sweep.cu),
-/// M = 16: 0.0093 ms chained after itself and 0.0103 after a producer of x,
-/// against 0.0095 and 0.0108 with 4 steps; M = 1: 0.0088 and 0.0098
-/// against 0.0090 and 0.0101.
-using OneWaveDependentConfig =
-    DecodeConfig<1, 2, 2, 8, 3, /*Contig=*/false, WLoad::Prefetch256>;
-
 template <int MT, typename T>
 cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
   if (a.tileN == 32)
@@ -63,13 +34,6 @@ cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
   }
   return launchConfig<BaseConfig<MT, 2>, T>(a, stream);
 }
-
-/// The bulk form the runtime runs: 16-row tiles, one 4 KiB copy per row
-/// and stage, 2 stages, 8 consumer warps, evict-first copies of W. Copies of
-/// 512, 1024 and 2048 bytes streamed about 1.3, 2.3 and 3.3 TB/s at gate/up
-/// on the H200 (bench/decode_gemm_sweep.cu; docs/Design.md, Measured
-/// decisions: decode GEMM bulk-copy form).
-using BulkDefault = BulkConfig<16, 4096, 2, 8, 1, /*EvictFirst=*/true>;
 
 /// Whether the bulk form runs: M <= 16, 16-row tiles, x fits, and more than
 /// three 16-row tiles per SM. With fewer, each persistent CTA streams too
