@@ -25,8 +25,11 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.splitlinear_tools_dir, config.llvm_tools_dir]
+# `-Dsplitlinear_opt=PATH` runs the tests with another driver: the installed
+# wheel's console script (scripts/test.sh) instead of the build tree's.
+opt = lit_config.params.get("splitlinear_opt")
 tools = [
-    "splitlinear-opt",
+    ToolSubst("splitlinear-opt", command=opt) if opt else "splitlinear-opt",
     "splitlinear-capi-test",
     ToolSubst("mlir-runner", unresolved="ignore"),
 ]

@@ -150,6 +150,13 @@ SLIN_CAPI_EXPORT SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
                                               void (**entry)(void **),
                                               char **error);
 
+/// The `splitlinear-opt` driver (MlirOptMain with the `slin` dialect, its
+/// passes and pipelines registered), for the console script of the Python
+/// package, which has no executable of its own: one copy of MLIR and LLVM
+/// serves both. `argv[0]` is the program name. Returns the process exit code
+/// (0 on success); diagnostics go to stderr.
+SLIN_CAPI_EXPORT int slinOptMain(int argc, char **argv);
+
 #ifdef __cplusplus
 } // extern "C"
 #endif

@@ -10,7 +10,11 @@
 #include "splitlinear-c/SplitLinear.h"
 
 #include "splitlinear/Dialect/Slin/IR/SlinOps.h"
+#include "splitlinear/InitAll.h"
 #include "splitlinear/JIT/KernelCompiler.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -289,3 +293,11 @@ SlinEngine slinKernelCompile(const SlinKernelSpec *spec,
 }
 
 } // extern "C"
+
+int slinOptMain(int argc, char **argv) {
+  DialectRegistry registry;
+  splitlinear::registerAllDialects(registry);
+  splitlinear::registerAllPasses();
+  return asMainReturnCode(
+      MlirOptMain(argc, argv, "splitlinear optimizer driver\n", registry));
+}

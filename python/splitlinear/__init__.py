@@ -22,13 +22,23 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .distributed import pack_fsdp_parameters
-from .options import SplitLinearOptions
-from .packing import PackReport, pack_parameters
-from .stats import reset_stats, stats
+from . import _torch_version
+
+# Before anything loads the op library, which links torch's C++ ABI. Read from
+# the installed distribution: importing torch here would cost `splitlinear-opt`
+# (which needs no torch) 2 s per call.
+_torch_version.check(_torch_version.installed_version())
+
+# Bound now, not lazily: `splitlinear.stats` is both this function and a
+# submodule, and a first import of the submodule would rebind the name to it.
+from .stats import reset_stats, stats  # noqa: E402  (torch-free)
 
 if TYPE_CHECKING:
+    from . import backend as backend
     from . import ops as ops
+    from .distributed import pack_fsdp_parameters
+    from .options import SplitLinearOptions
+    from .packing import PackReport, pack_parameters
 
 __all__ = [
     "PackReport",
@@ -40,11 +50,27 @@ __all__ = [
     "stats",
 ]
 
+#: Public name -> the submodule defining it, imported on first use.
+_LAZY_ATTRIBUTES = {
+    "PackReport": "packing",
+    "SplitLinearOptions": "options",
+    "pack_fsdp_parameters": "distributed",
+    "pack_parameters": "packing",
+}
+#: Submodules imported on first attribute use (``ops`` loads the op library).
 _LAZY_SUBMODULES = ("ops", "backend")
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``splitlinear.ops`` (which loads the op library) and ``splitlinear.backend`` on first use."""
+    """Import the public names' submodules on first use (PEP 562), so ``import splitlinear`` stays cheap."""
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_ATTRIBUTES:
+        value = getattr(importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -15,8 +15,6 @@ import os
 import threading
 from pathlib import Path
 
-import torch
-
 LIBRARY_NAME = "libsplitlinear_torch.so"
 _lock = threading.Lock()
 _loaded_from: Path | None = None
@@ -39,10 +37,10 @@ def candidate_dirs() -> list[Path]:
     return dirs
 
 
-def find_library() -> Path | None:
-    """The first op library found in :func:`candidate_dirs`, or None."""
+def find_library(name: str = LIBRARY_NAME) -> Path | None:
+    """The first library ``name`` (default: the op library) found in :func:`candidate_dirs`, or None."""
     for directory in candidate_dirs():
-        path = directory / LIBRARY_NAME
+        path = directory / name
         if path.is_file():
             return path
     return None
@@ -55,6 +53,11 @@ def load_library() -> Path:
         RuntimeError: if no library is found (the message lists where it looked).
     """
     global _loaded_from, _loaded_digest
+    import torch  # here, not at the top: splitlinear-opt finds libraries without torch
+
+    from . import _torch_version
+
+    _torch_version.check(torch.__version__)
     with _lock:
         if _loaded_from is not None:
             return _loaded_from
@@ -67,7 +70,15 @@ def load_library() -> Path:
             )
         # The digest of what is loaded: a rebuild later in this process must not change it.
         digest = _build_digest(path)
-        torch.ops.load_library(str(path))
+        try:
+            torch.ops.load_library(str(path))
+        except OSError as err:
+            # Typically a CUDA library the runtime needs (libcudart.so.13, libcublasLt.so.13):
+            # a CUDA 13 torch wheel installs both under site-packages/nvidia/cu13/lib.
+            raise RuntimeError(
+                f"splitlinear: {path} failed to load: {err}. It needs torch {torch.__version__}'s "
+                "libraries and the CUDA 13 runtime and cuBLASLt that torch's CUDA 13 wheels install "
+                "(nvidia/cu13/lib in site-packages)") from err
         _loaded_from, _loaded_digest = path, digest
         return path
 
@@ -103,6 +114,8 @@ def build_id() -> str:
     Raises:
         RuntimeError: the op library is not found (see :func:`load_library`).
     """
+    import torch
+
     load_library()
     return (f"splitlinear={_package_version()} torch={torch.__version__} "
             f"cxx11abi={int(torch.compiled_with_cxx11_abi())} sha256={_loaded_digest}")

@@ -31,8 +31,6 @@ from __future__ import annotations
 import threading
 from types import ModuleType
 
-from ._logging import logger
-
 _BACKEND_KEYS = ("graphs_compiled", "regions_matched", "linears_fused", "candidates_rejected",
                  "serving_groups_fused", "kernels_precompiled", "graphs_run_eagerly",
                  "narrow_grads_concatenated")
@@ -64,6 +62,8 @@ def _ops_module() -> ModuleType | None:
     try:
         from . import ops
     except (ImportError, OSError, RuntimeError) as exc:
+        from ._logging import logger  # here: torch._logging imports torch, and `import splitlinear` must not
+
         logger.debug("splitlinear.stats: op library unavailable (%s); run-time counters omitted", exc)
         return None
     return ops

@@ -17,6 +17,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# pytest-xdist: one Inductor cache per worker (two processes compiling into one
+# cache directory race on its files).
+if (worker := os.environ.get("PYTEST_XDIST_WORKER")) and (cache := os.environ.get("TORCHINDUCTOR_CACHE_DIR")):
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, worker)
+
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 

@@ -1,38 +1,33 @@
 #!/usr/bin/env bash
-# Runs on the H200 machine (through the device tool, with `.carry` carried):
-# unpacks the bundle from scripts/gpu/pack.sh, builds the CUDA runtime from
-# source there, runs the runtime's unit tests, the C API test, the op-vs-
-# PyTorch check, the pytest suite (cpu and cuda), the benchmarks (FP8 among them) and the
-# training-recipe benchmark (RUN_<PART>=0 skips a part). Every
-# result lands in $OUT (default: ./gpu-out).
+# Runs on the H200 machine (through the device tool, with `.carry` carried;
+# scripts/gpu/pack.sh fills it): installs the wheel, then runs the runtime's
+# unit tests, the C API test, the op-vs-PyTorch check, the pytest suite (cpu
+# and cuda) against the installed package, and the benchmarks (bench/run.py;
+# RUN_<PART>=0 skips a part). Every result lands in $OUT (default: ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
-B=/tmp/splitlinear-bundle
-rm -rf "$B" && mkdir -p "$B"
-tar -xJf .carry/gpu-bundle.tar.xz -C "$B"
-tar -xJf .carry/gpu-deps.tar.xz -C "$B"
-export LD_LIBRARY_PATH="$B/lib:$B/deps:${LD_LIBRARY_PATH:-}"
-export SPLITLINEAR_LIBRARY_DIR="$B/lib" PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
+T=/tmp/splitlinear-tests
+rm -rf "$T" && mkdir -p "$T"
+tar -xJf .carry/gpu-tests.tar.xz -C "$T"
 export PYTHONUNBUFFERED=1
 
 echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
-# The package itself, offline (registers the torch_dynamo_backends entry point).
-python3 -m pip install -q --no-deps --no-build-isolation --no-index -e python 2>&1 | tail -2
+# The wheel, offline (torch is there already); --force-reinstall: a warm
+# machine may hold an older build.
+python3 -m pip install -q --no-deps --no-index --force-reinstall .carry/splitlinear-*.whl 2>&1 | tail -2
+LIB=$(python3 -c "import splitlinear, pathlib; print(pathlib.Path(splitlinear.__file__).parent / 'lib')")
+NV=$(python3 -c "import nvidia, pathlib; print(pathlib.Path(list(nvidia.__path__)[0]) / 'cu13' / 'lib')")
+echo "installed: $LIB"
+# The test executables link the runtime from the build tree: here, the wheel's.
+export LD_LIBRARY_PATH="$LIB:$NV:${LD_LIBRARY_PATH:-}"
+B=$T
+# The tests run from a folder outside the tree, against the installed package.
+TESTS=$PWD/python/tests
 
 if [ "${RUN_BASICS:-1}" = 1 ]; then
-echo "== build the CUDA runtime here"
-if cmake -S . -B /tmp/slin-rt -G Ninja -DSPLITLINEAR_BUILD_RUNTIME_ONLY=ON \
-     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 > /tmp/runtime-build.txt 2>&1 &&
-   ninja -C /tmp/slin-rt >> /tmp/runtime-build.txt 2>&1; then
-  cp /tmp/slin-rt/lib/libsplitlinear_runtime.so "$B/lib/"
-  echo "built $(ls -la /tmp/slin-rt/lib/libsplitlinear_runtime.so)"
-else
-  echo "runtime build failed (using the carried one):"; tail -20 /tmp/runtime-build.txt
-fi
-
 echo "== runtime unit tests (CUDA included)"
 # Whole log in $OUT; every failure (not only the last lines) printed here.
 "$B/bin/SplitLinearRuntimeTests" --gtest_brief=1 > "$OUT/runtime-gtest.txt" 2>&1
@@ -63,9 +58,10 @@ if [ "${RUN_PYTEST:-1}" = 1 ]; then
   # The whole suite: every device-parametrized test runs on cpu and cuda
   # (PYTEST_ARGS="-k cuda" for the CUDA half only).
   echo "== pytest (cpu + cuda)"
-  SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
-    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} python/tests \
-    --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1; echo "exit $?"
+  (cd /tmp && SPLITLINEAR_REQUIRE_OP=1 TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor timeout 420 \
+    python3 -m pytest -v -rs -p no:cacheprovider ${PYTEST_ARGS:-} ${PYTEST_K:+-k "$PYTEST_K"} \
+    --rootdir "$TESTS/.." -c "$TESTS/../pyproject.toml" "$TESTS" \
+    --junitxml="$OUT/pytest.xml" > "$OUT/pytest.txt" 2>&1); echo "exit $?"
   grep -E "FAILED|ERROR|SKIPPED" "$OUT/pytest.txt" | head -40; tail -3 "$OUT/pytest.txt"
 fi
 

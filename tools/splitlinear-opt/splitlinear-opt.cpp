@@ -1,18 +1,12 @@
 //===- splitlinear-opt.cpp - opt-style driver for slin IR -------*- C++ -*-===//
 //
 // The usual MlirOptMain driver with the `slin` dialect, its passes and
-// pipelines and the upstream pieces they need registered.
+// pipelines and the upstream pieces they need registered. The driver lives in
+// the C API (`slinOptMain`), so this executable and the wheel's
+// `splitlinear-opt` console script run the same code.
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Tools/mlir-opt/MlirOptMain.h"
-#include "splitlinear/InitAll.h"
+#include "splitlinear-c/SplitLinear.h"
 
-int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  splitlinear::registerAllDialects(registry);
-  splitlinear::registerAllPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "splitlinear optimizer driver\n", registry));
-}
+int main(int argc, char **argv) { return slinOptMain(argc, argv); }

@@ -156,7 +156,8 @@ def _fp8_problem(site: LinearSite) -> str | None:
         cap = torch.cuda.get_device_capability(x.device)
         if cap < (8, 9):
             raise ValueError(f"splitlinear: option 'fp8' needs a GPU of compute capability 8.9 or newer "
-                             f"(FP8 tensor cores); {x.device} has {cap[0]}.{cap[1]}")
+                             f"(FP8 tensor cores); {x.device} ({torch.cuda.get_device_name(x.device)}) has "
+                             f"{cap[0]}.{cap[1]}")
     elif x.device.type not in ("cpu", "cuda"):
         return f"device {x.device} (FP8 runs on the CPU and CUDA)"
     return None
