@@ -4,7 +4,7 @@
 // GEMM with at most that many rows times a few candidate algorithms on its
 // own operands (tuneScaledAlgorithm) instead of taking heuristic #0, once per
 // bucket of sizes (tuneBucketOf: M and K rounded up to powers of two); see
-// bench/cublaslt_fp8_probe.cu for why. Graph capture skips tuning.
+// bench/tools/cublaslt_fp8_probe.cu for why. Graph capture skips tuning.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,10 +29,11 @@ namespace {
 /// that tensorwise answers differ by up to 15 %; heuristic #0 forced to a
 /// narrow tile (CUBLASLT_MATMUL_TILE_128x16, 64x16, ...) runs outer-vector
 /// at 0.55-0.65x the bf16 time (0.0116 vs 0.0164 ms for q/k/v, 0.0202 vs
-/// 0.039 ms for down). Through this runtime (bench/fp8_autotune_check.cu,
-/// M = 16, outer-vector, fast accumulation): q/k/v 0.0162 -> 0.0131 ms,
-/// gate/up 0.0383 -> 0.0332, down 0.0389 -> 0.0287, for about 0.3 s of
-/// tuning per new problem. Graph capture skips tuning (heuristic #0).
+/// 0.039 ms for down). Through this runtime
+/// (bench/tools/fp8_autotune_check.cu, M = 16, outer-vector, fast
+/// accumulation): q/k/v 0.0162 -> 0.0131 ms, gate/up 0.0383 -> 0.0332, down
+/// 0.0389 -> 0.0287, for about 0.3 s of tuning per new problem. Graph
+/// capture skips tuning (heuristic #0).
 /// Candidates: up to kTuneHeuristics heuristic answers, split-K copies of
 /// them, and heuristic #0 forced to each tile it lists
 /// (CUBLASLT_ALGO_CAP_TILE_IDS) that cublasLtMatmulAlgoCheck accepts.

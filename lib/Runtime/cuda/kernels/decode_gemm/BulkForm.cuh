@@ -337,7 +337,7 @@ cudaError_t launchBulk(const DecodeGemmArgs &a, cudaStream_t stream) {
 /// The bulk form the runtime runs: 16-row tiles, one 4 KiB copy per row
 /// and stage, 2 stages, 8 consumer warps, evict-first copies of W. Copies of
 /// 512, 1024 and 2048 bytes streamed about 1.3, 2.3 and 3.3 TB/s at gate/up
-/// on the H200 (bench/decode_gemm_sweep.cu; docs/Design.md, Measured
+/// on the H200 (bench/tools/decode_gemm_sweep.cu; docs/Design.md, Measured
 /// decisions: decode GEMM bulk-copy form).
 using BulkDefault = BulkConfig<16, 4096, 2, 8, 1, /*EvictFirst=*/true>;
 

@@ -40,8 +40,8 @@ cudaError_t launchTiles(const DecodeGemmArgs &a, cudaStream_t stream) {
 /// little W to amortize its start (x's copy, the first stage's latency):
 /// on the H200, gate/up (1792 tiles, 132 SMs) at M = 16 took 0.0336 ms
 /// against the register form's 0.0364, q/k/v (384 tiles) 0.0123 against
-/// 0.0103 (bench/fp8_linear.py --graphs; docs/Design.md, Measured
-/// decisions: decode GEMM bulk-copy form).
+/// 0.0103 (bench/tools/fp8_graphs.py; docs/Design.md, Measured decisions:
+/// decode GEMM bulk-copy form).
 bool useBulk(const DecodeGemmArgs &a) {
   const int64_t tiles = (a.N + 15) / 16;
   return a.M <= 16 && a.tileN == 16 && a.multiProcessors > 0 &&

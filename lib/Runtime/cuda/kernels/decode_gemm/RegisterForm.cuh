@@ -24,8 +24,8 @@ constexpr int kWholeRow = 1 << 30;
 /// The runtime's Ahead, 512 bytes: launched as a dependent at M = 16, q/k/v
 /// took 0.0095 ms chained after itself with 512 bytes prefetched, 0.0097
 /// with none and 0.0115 with the whole row, against 0.0102 launched plainly
-/// (bench/decode_gemm_sweep.cu, H200; docs/Design.md, Measured decisions:
-/// decode GEMM prefetch before the wait).
+/// (bench/tools/decode_gemm_sweep.cu, H200; docs/Design.md, Measured
+/// decisions: decode GEMM prefetch before the wait).
 constexpr int kDependentAhead = 512;
 
 /// One instance of the kernel: MT m-tiles of 16 rows (M <= 16 MT), NT
@@ -187,10 +187,10 @@ using BaseConfig = DecodeConfig<MT, NT, 8 / NT, 8, MT == 1 ? 3 : 2,
 
 /// M <= 16, 16-row tiles: 8 KiB of W in flight per warp over a contiguous
 /// run of k-steps, 2 CTAs per SM, and a 256-byte L2 prefetch hint. Against
-/// BaseConfig<1, 2> at M = 16 on the H200 (bench/decode_gemm_sweep.cu, CUDA
-/// graphs, W from HBM): gate/up 0.0362 against 0.0379 ms, o 0.0070 against
-/// 0.0086, down (K 14336) 0.0202 against 0.0239 (docs/Design.md, Measured
-/// decisions: decode GEMM register-form configurations).
+/// BaseConfig<1, 2> at M = 16 on the H200 (bench/tools/decode_gemm_sweep.cu,
+/// CUDA graphs, W from HBM): gate/up 0.0362 against 0.0379 ms, o 0.0070
+/// against 0.0086, down (K 14336) 0.0202 against 0.0239 (docs/Design.md,
+/// Measured decisions: decode GEMM register-form configurations).
 using DeepConfig =
     DecodeConfig<1, 2, 8, 8, 2, /*Contig=*/true, WLoad::Prefetch256>;
 /// As BaseConfig<1, 2> (3 CTAs per SM) with the prefetch hint: for N whose
@@ -200,10 +200,10 @@ using DeepConfig =
 using OneWaveConfig =
     DecodeConfig<1, 2, 4, 8, 3, /*Contig=*/false, WLoad::Prefetch256>;
 /// OneWaveConfig's tiles as a programmatic dependent: 2 k-steps per warp
-/// in flight. q/k/v as dependents on the H200 (bench/decode_gemm_sweep.cu),
-/// M = 16: 0.0093 ms chained after itself and 0.0103 after a producer of x,
-/// against 0.0095 and 0.0108 with 4 steps; M = 1: 0.0088 and 0.0098
-/// against 0.0090 and 0.0101.
+/// in flight. q/k/v as dependents on the H200
+/// (bench/tools/decode_gemm_sweep.cu), M = 16: 0.0093 ms chained after
+/// itself and 0.0103 after a producer of x, against 0.0095 and 0.0108 with
+/// 4 steps; M = 1: 0.0088 and 0.0098 against 0.0090 and 0.0101.
 using OneWaveDependentConfig =
     DecodeConfig<1, 2, 2, 8, 3, /*Contig=*/false, WLoad::Prefetch256>;
 

@@ -4,9 +4,12 @@
 // fast accumulation, e4m3 x e4m3, bf16 out) at decode shapes through the
 // runtime library, to compare heuristic #0 with the opt-in autotuning
 // (SPLITLINEAR_FP8_AUTOTUNE_MAX_M). Weights rotate over >= 256 MiB of copies
-// as in bench/cublaslt_fp8_probe.cu. Build and run on the GPU machine:
-//   nvcc -O2 -std=c++17 -arch=sm_90 bench/fp8_autotune_check.cu -Iinclude \
-//     -L<runtime build>/lib -lsplitlinear_runtime -o /tmp/fp8check
+// as in bench/tools/cublaslt_fp8_probe.cu. At M <= 16 the runtime runs its
+// decode GEMM, not cuBLASLt, unless SPLITLINEAR_FP8_DECODE_MAX_M=0. Build and
+// run on the GPU machine:
+//   nvcc -O2 -std=c++17 -arch=sm_90 bench/tools/fp8_autotune_check.cu \
+//     -Iinclude -L<runtime build>/lib -lsplitlinear_runtime -o /tmp/fp8check
+//   export SPLITLINEAR_FP8_DECODE_MAX_M=0
 //   /tmp/fp8check; SPLITLINEAR_FP8_AUTOTUNE_MAX_M=128 /tmp/fp8check
 //
 //===----------------------------------------------------------------------===//

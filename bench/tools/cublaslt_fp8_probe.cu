@@ -1,9 +1,10 @@
 //===- cublaslt_fp8_probe.cu - cuBLASLt FP8 algorithm probe ------*- C++ -*-===//
 //
 // A standalone probe (no project dependency) of the cuBLASLt algorithms for
-// the decode-shape GEMMs of issue 19: which algorithm, tile and split-K make
-// one FP8 GEMM with FP8 weights faster than the bf16 GEMM, and how far
-// heuristic #0 (what the runtime uses) is from the best one.
+// the decode-shape GEMMs (M = 1 and 16) of a Llama-3-8B layer: which
+// algorithm, tile and split-K make one FP8 GEMM with FP8 weights faster than
+// the bf16 GEMM, and how far heuristic #0 (what the runtime uses unless
+// autotuning is on) is from the best one.
 //
 // Layout, as lib/Runtime/cuda/GemmPlan.cpp runs it: row-major D[M,N] =
 // A[M,K] * B[N,K]^T is the column-major D^T = B * A^T, so cuBLASLt's A is our
@@ -32,8 +33,8 @@
 // many layers (--hot: one copy, L2-resident when it fits).
 //
 // Build (no GPU needed):
-//   nvcc -O2 -std=c++17 -arch=sm_90 bench/cublaslt_fp8_probe.cu -lcublasLt \
-//     -o .carry/cublaslt_fp8_probe
+//   nvcc -O2 -std=c++17 -arch=sm_90 bench/tools/cublaslt_fp8_probe.cu \
+//     -lcublasLt -o .carry/cublaslt_fp8_probe
 // Run (H200; libcublasLt.so.13 from the toolkit or torch's nvidia wheels):
 //   NV=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])')
 //   LD_LIBRARY_PATH=$NV/cu13/lib:$LD_LIBRARY_PATH \

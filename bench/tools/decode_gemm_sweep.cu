@@ -4,10 +4,11 @@
 // (lib/Runtime/cuda/kernels/decode_gemm/, whose kernel headers are included
 // here so that the kernel timed is the runtime's own template) against a
 // bf16 cuBLAS GEMM of the same shape, for the decode GEMMs of a Llama-3-8B
-// layer (q/k/v, o, gate/up, down) at M = 1 and 16. Issue 19's target is the FP8 GEMM at <= 0.6x the
-// bf16 time at M = 16.
+// layer (q/k/v, o, gate/up, down) at M = 1 and 16. The target: the FP8 GEMM
+// at <= 0.6x the bf16 time at M = 16, where both are bound by reading W and
+// FP8 reads half the bytes.
 //
-// Method, as bench/fp8_linear.py --graphs: per (shape, M, configuration) a
+// Method, as bench/tools/fp8_graphs.py: per (shape, M, configuration) a
 // CUDA graph of 20 calls, each on another copy of the weights (copies total
 // >= 256 MiB, so every call reads them from HBM), replayed 3 times to warm
 // up and then 15 times between CUDA events; the time per call is the
@@ -21,7 +22,7 @@
 //
 // Build (no GPU needed):
 //   nvcc -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 \
-//     -Iinclude -Ilib/Runtime bench/decode_gemm_sweep.cu -lcublas \
+//     -Iinclude -Ilib/Runtime bench/tools/decode_gemm_sweep.cu -lcublas \
 //     -o .carry/decode_gemm_sweep
 // Run (H200; libcublas.so.13 from torch's nvidia wheels):
 //   NV=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])')
@@ -143,17 +144,17 @@ std::vector<Variant> variants() {
       makeVariant<OneWaveConfig>(),
       makeBulkVariant<BulkDefault>(),
       // Each launched as a programmatic dependent of the call before it.
-      // Run 5 (bench/results/2026-12-03-h200/decode-sweep-run5): the
-      // register form lost as a dependent with the whole row of W
-      // prefetched into L2 (the runtime's Ahead until then) and gained with
-      // 512 bytes (now the runtime's; 0 bytes about as good).
+      // Ahead, the bytes of each row of W a dependent prefetches into L2
+      // before it waits: the register form lost as a dependent with the
+      // whole row (kAll) and gained with 512 bytes (the runtime's
+      // kDependentAhead; 0 bytes about as good).
       makeVariant<DeepConfig>(true),
       makeVariant<OneWaveConfig>(true),
       makeBulkVariant<BulkDefault>(true),
       makeVariant<Cfg<2, 4, 8, 3, false, P, kAll>>(true),
       makeBulkVariant<Bulk<16, 2048, 3, 8, 1, true>>(true),
-      // Run 6: other register forms for q/k/v's one wave, as dependents;
-      // 2 k-steps per warp won and is now OneWaveDependentConfig.
+      // Other register forms for q/k/v's one wave, as dependents; 2 k-steps
+      // per warp won and is the runtime's OneWaveDependentConfig.
       makeVariant<Cfg<2, 4, 8, 3, true, P>>(true),
       makeVariant<OneWaveDependentConfig>(true),
       makeVariant<Cfg<2, 4, 8, 3, false, WLoad::Streaming>>(true),
