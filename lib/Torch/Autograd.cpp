@@ -108,8 +108,8 @@ bool anyForwardGrad(std::initializer_list<at::TensorList> tensors) {
 /// bias gradient from a column sum. A hand-written Node (as ATen's generated
 /// ones are), not a torch::autograd::Function: what backward reads is kept in
 /// members, not in the string-keyed `saved_data` map, and the no-graph case
-/// never builds a node (together ~10 us per call on a CPU, see
-/// docs/Performance.md "host time").
+/// never builds a node: together about 10 us less host time per call
+/// (bench/tools/host_breakdown.py).
 ///
 /// Edges: [input, weight..., bias...], one gradient each.
 class LinearBackward : public torch::autograd::Node {
