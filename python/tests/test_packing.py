@@ -232,3 +232,60 @@ def test_unknown_model_warns_and_named_groups_pack() -> None:
     report = splitlinear.pack_parameters(model, groups=[["left", "right"]])
     assert report.packed == [["left", "right"]]
     assert _storage(model.left.weight) == _storage(model.right.weight)
+
+
+def _compiled_counters(model: nn.Module, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, int]]:
+    """The logits of eager and of ``backend="splitlinear"`` (rest eager), and the op's counters."""
+    want = model(input_ids=ids, use_cache=False).logits
+    splitlinear.reset_stats()
+    compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})
+    return compiled(input_ids=ids, use_cache=False).logits, want, splitlinear.stats()
+
+
+@pytest.mark.parametrize("arch, mlp_inputs", [("Phi", ["fc1"]), ("Cohere", ["gate_proj", "up_proj"])])
+def test_parallel_block_packs_attention_and_mlp_inputs_together(op: object, arch: str, mlp_inputs: list[str]) -> None:
+    """Phi-1/2 and Cohere run attention and MLP on one normed input: the backend fuses q, k, v
+    and the MLP's input projections into one region, and the default groups pack them as one, so
+    the region takes its view (one per layer, no copy, no per-part GEMM)."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    extra = {"num_key_value_heads": 2} if arch == "Cohere" else {}
+    config = _tiny_config(f"{arch}Config", attn_implementation="eager", **extra)
+    model = getattr(transformers, f"{arch}ForCausalLM")(config).double()
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [[f"model.layers.{i}.self_attn.{p}" for p in ("q_proj", "k_proj", "v_proj")]
+                             + [f"model.layers.{i}.mlp.{p}" for p in mlp_inputs] for i in range(2)]
+    out, want, stats = _compiled_counters(model, torch.randint(0, 64, (2, 8)))
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+    assert stats["regions_matched"] == 2, stats
+    assert stats["views"] == 2 and stats["cats"] == 0 and stats["per_part_gemms"] == 0, stats
+
+
+def test_sequential_block_keeps_attention_and_mlp_apart() -> None:
+    """Llama normalizes again before its MLP (two norms per layer): q/k/v and gate/up read
+    different inputs and stay two groups."""
+    transformers = pytest.importorskip("transformers")
+    model = transformers.LlamaForCausalLM(_tiny_config("LlamaConfig", num_key_value_heads=2))
+    groups = splitlinear.packing.find_sibling_groups(model)
+    assert groups[:2] == [[f"model.layers.0.self_attn.{p}" for p in ("q_proj", "k_proj", "v_proj")],
+                          ["model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj"]]
+
+
+@pytest.mark.parametrize("rows", [2 * 8, 128])
+def test_lora_adapters_stay_out_of_the_packed_region(op: object, rows: int) -> None:
+    """PEFT LoRA on q and v: ``lora_A`` reads the layer's input like q/k/v, but the backend leaves
+    the adapters out of the sibling region, so the packed base q/k/v (and gate/up) keep their view
+    (at few rows, where scattered parts would run one GEMM each, and at many, where they would be
+    copied)."""
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    torch.manual_seed(0)
+    base = transformers.LlamaForCausalLM(_tiny_config("LlamaConfig", num_key_value_heads=2,
+                                                      attn_implementation="eager")).double()
+    model = peft.get_peft_model(base, peft.LoraConfig(r=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.0,
+                                                      init_lora_weights=False))
+    assert len(splitlinear.pack_parameters(model).packed) == 4
+    out, want, stats = _compiled_counters(model, torch.randint(0, 64, (2, rows // 2)))
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+    assert stats["regions_matched"] == 4, stats  # q/k/v and gate/up per layer; adapters apart
+    assert stats["views"] == 4 and stats["cats"] == 0 and stats["per_part_gemms"] == 0, stats

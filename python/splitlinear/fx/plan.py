@@ -9,6 +9,7 @@ would read a tensor at a point where its value may differ from eager's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import torch
@@ -20,7 +21,7 @@ from .model import LinearSite, PartRef, Plan, Region, Rejection, node_tensor, st
 from .patterns import cat_parts, find_linear_sites, is_cat
 from .state import AutocastState, GraphState
 
-__all__ = ["SUPPORTED_DTYPES", "analyze_site", "plan_regions"]
+__all__ = ["SUPPORTED_DTYPES", "analyze_site", "is_adapter_site", "plan_regions"]
 
 #: Why an operand's dtype is unusable (``None``: it is fine).
 _DtypeCheck = Callable[[torch.Tensor], "str | None"]
@@ -233,15 +234,49 @@ def _check_candidate(site: LinearSite, state: GraphState) -> str | None:
     return reason
 
 
+#: PEFT adapter modules (``lora_A``/``lora_B`` and the embedding forms) in a parameter's
+#: Dynamo source (``..._modules['lora_A']._modules['default']._parameters['weight']``) or, without
+#: one, in its placeholder's name (``..._modules_lora_a_modules_default_parameters_weight_``).
+_ADAPTER_NAME = re.compile(r"(?:^|[^a-z0-9])lora_(?:a|b|embedding_a|embedding_b)(?:[^a-z0-9]|$)")
+
+
+def _parameter_name(node: fx.Node) -> str:
+    """Where ``node``'s value comes from: its Dynamo source name (a placeholder), its target
+    (``get_attr``), else its name; through up to three casts or conversions of one tensor."""
+    for _ in range(4):
+        if node.op == "placeholder":
+            source = getattr(node.meta.get("grapharg"), "source", None)
+            name = getattr(source, "name", None)
+            name = name() if callable(name) else name
+            return name if isinstance(name, str) else node.name
+        if node.op == "get_attr":
+            return str(node.target)
+        if node.op not in ("call_function", "call_method") or not node.args or not isinstance(node.args[0], fx.Node):
+            break
+        node = node.args[0]
+    return node.name
+
+
+def is_adapter_site(site: LinearSite) -> bool:
+    """Whether ``site``'s weight belongs to a PEFT LoRA adapter (``lora_A``, ``lora_B``).
+
+    PEFT's ``lora_A`` reads the base layer's input, so it would join the base q/k/v (or
+    gate/up) siblings; the adapters are left out of horizontal regions instead, which keeps
+    the base parts one region, adjacent when packed (:func:`splitlinear.pack_parameters`)."""
+    return bool(_ADAPTER_NAME.search(_parameter_name(site.weight).lower()))
+
+
 def _valid_candidates(sites: list[LinearSite], by_input: dict[fx.Node, list[LinearSite]], state: GraphState,
                       horizontal_fusion: bool, lone_sites: bool = False) -> tuple[list[LinearSite], list[Rejection]]:
     """The candidates (a ``torch.cat`` operand, or siblings; with ``lone_sites`` every linear) that pass
-    the checks, and the rejected ones (a lone linear that fails is not a rejection: nothing asked for it)."""
+    the checks, and the rejected ones (a lone linear that fails is not a rejection: nothing asked for it).
+    ``by_input`` holds the sites that may fuse with siblings (not adapters: :func:`is_adapter_site`)."""
     valid: list[LinearSite] = []
     rejections: list[Rejection] = []
     for site in sites:
         has_cat = is_cat(site.weight) or is_cat(site.bias)
-        has_siblings = horizontal_fusion and len(by_input[site.input]) > 1
+        siblings = by_input.get(site.input, [])
+        has_siblings = horizontal_fusion and site in siblings and len(siblings) > 1
         if not (has_cat or has_siblings or lone_sites):
             continue  # a plain linear: not a candidate
         if (reason := _check_candidate(site, state)) is not None:
@@ -286,15 +321,16 @@ def _without_gradient(sites: list[LinearSite], state: GraphState) -> set[fx.Node
     return dead if len(dead) < len(sites) else set()
 
 
-def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node],
-                        state: GraphState) -> tuple[list[Region], dict[fx.Node, str], dict[fx.Node, str]]:
-    """Regions of two or more valid siblings (split by bias presence), why each left-out sibling is,
-    and the siblings left out by policy (:data:`_NO_GRADIENT`): skipped, not rejected."""
+def _horizontal_regions(valid: list[LinearSite], inputs: Sequence[fx.Node], state: GraphState,
+                        adapters: set[fx.Node]) -> tuple[list[Region], dict[fx.Node, str], dict[fx.Node, str]]:
+    """Regions of two or more valid siblings (split by bias presence; ``adapters``' sites never join),
+    why each left-out sibling is, and the siblings left out by policy (:data:`_NO_GRADIENT`): skipped,
+    not rejected."""
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
     skips: dict[fx.Node, str] = {}
     for inp in inputs:
-        ok = [s for s in valid if s.input is inp]
+        ok = [s for s in valid if s.input is inp and s.out not in adapters]
         dead = _without_gradient(ok, state)
         skips.update(dict.fromkeys(dead, _NO_GRADIENT))
         dead_bias = {s.bias is not None for s in ok if s.out in dead}
@@ -359,6 +395,9 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
     sibling's operands must also be defined before the first sibling. A
     sibling whose output carries no gradient while another's does is left
     unfused (a policy skip): its weight's gradient stays ``None``, as eager's.
+    PEFT LoRA adapters (``lora_A``, ``lora_B``: :func:`is_adapter_site`) are
+    no siblings: ``lora_A`` reads the base layer's input, and joining the base
+    parts would leave packed q/k/v without their zero-copy view.
 
     Args:
         graph: a Dynamo (torch-level) FX graph whose nodes carry
@@ -379,16 +418,18 @@ def plan_regions(graph: fx.Graph, *, horizontal_fusion: bool = True, min_parts: 
                        entry_autocast)
     sites = find_linear_sites(graph)
     dtensor.canonicalize_inputs(sites)  # siblings' equal DTensor inputs become one node
+    adapters = {s.out for s in sites if is_adapter_site(s)}
     by_input: dict[fx.Node, list[LinearSite]] = {}
     for site in sites:
-        by_input.setdefault(site.input, []).append(site)
+        if site.out not in adapters:
+            by_input.setdefault(site.input, []).append(site)
 
     valid, rejections = _valid_candidates(sites, by_input, state, horizontal_fusion, lone_sites)
     regions: list[Region] = []
     leftover_reason: dict[fx.Node, str] = {}
     skips: dict[fx.Node, str] = {}
     if horizontal_fusion:
-        regions, leftover_reason, skips = _horizontal_regions(valid, list(by_input), state)
+        regions, leftover_reason, skips = _horizontal_regions(valid, list(by_input), state, adapters)
     fused = {s.out for r in regions for s in r.sites}
     vertical, unfused, no_gradient = _unfused_sites(valid, fused, leftover_reason, skips, lone_sites)
     kept, skipped = _apply_min_parts(regions + vertical, min_parts, state.order)
