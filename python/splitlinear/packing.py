@@ -50,6 +50,7 @@ Behaviour to know:
 
 from __future__ import annotations
 
+import os
 import warnings
 import weakref
 from collections.abc import Iterable, Sequence
@@ -217,6 +218,82 @@ def find_fused_projections(module: nn.Module) -> list[str]:
         if name.rpartition(".")[2] in FUSED_PROJECTIONS and isinstance(weight, torch.Tensor) and weight.dim() == 2:
             found.append(name)
     return found
+
+
+#: Environment variable: ``0`` turns off the warning about packed groups that are not adjacent.
+PACK_WARNINGS_ENV = "SPLITLINEAR_PACK_WARNINGS"
+
+#: Groups warned about already (one warning per group and process).
+_warned: set[tuple[str, ...]] = set()
+
+
+def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
+    """Warns once per process that packed ``group`` is not adjacent in memory, and why.
+
+    Results stay correct: the op copies the parts or runs one GEMM per part. The warning is
+    a ``UserWarning`` (also logged on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0``
+    turns it off."""
+    key = tuple(group)
+    if key in _warned or os.environ.get(PACK_WARNINGS_ENV, "1") == "0":
+        return
+    _warned.add(key)
+    message = (f"splitlinear: packed group {list(group)} is not adjacent in memory ({reason}); its fused "
+               f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
+    warnings.warn(message, stacklevel=3)
+    logger.warning("%s", message)
+
+
+#: Attribute of a module given to :func:`pack_parameters`: the groups it packed, laid out again
+#: for FSDP2 on the first forward if the module is sharded by then (:func:`pack_on_first_forward`).
+PACKED_GROUPS_ATTR = "_splitlinear_packed_groups"
+#: Attribute marking a module whose :func:`pack_on_first_forward` hook is installed.
+_FSDP_HOOK_MARK = "_splitlinear_fsdp_hook"
+#: ``torch.distributed.fsdp.FSDPModule`` once :func:`pack_parameters` looked it up (None: no distributed).
+_fsdp_module_type: type | None = None
+
+
+def _fsdp_module() -> type | None:
+    global _fsdp_module_type
+    if _fsdp_module_type is None and torch.distributed.is_available():
+        from torch.distributed.fsdp import FSDPModule
+
+        _fsdp_module_type = FSDPModule
+    return _fsdp_module_type
+
+
+@torch._dynamo.disable
+def _lay_out_for_fsdp(module: nn.Module) -> None:
+    from .distributed.fsdp import pack_recorded_groups
+
+    groups = getattr(module, PACKED_GROUPS_ATTR)
+    setattr(module, PACKED_GROUPS_ATTR, None)
+    pack_recorded_groups(module, groups)
+
+
+def pack_on_first_forward(module: nn.Module, args: Any) -> None:
+    """Forward pre-hook :func:`pack_parameters` installs on the module it packs.
+
+    FSDP2 gives every parameter an unsharded buffer of its own, so the layout made by
+    ``pack_parameters`` does not survive a later ``fully_shard``. When the module runs its
+    first forward as a ``fully_shard`` module, this lays out the recorded groups for FSDP2
+    (:func:`splitlinear.distributed.fsdp.pack_recorded_groups`, as ``pack_fsdp_parameters``
+    would), eagerly even under ``torch.compile``; FSDP2's own pre-forward hook has run first
+    (lazy init; only the root unit has unsharded). Otherwise it does nothing (Dynamo traces it
+    to nothing: no graph break)."""
+    fsdp_module = _fsdp_module_type
+    if fsdp_module is not None and isinstance(module, fsdp_module) and getattr(module, PACKED_GROUPS_ATTR, None):
+        _lay_out_for_fsdp(module)
+
+
+def _record_groups(module: nn.Module, groups: list[list[str]]) -> None:
+    """Records ``groups`` on ``module`` and installs :func:`pack_on_first_forward` (once)."""
+    if not groups or _fsdp_module() is None:
+        return
+    recorded = getattr(module, PACKED_GROUPS_ATTR, None) or []
+    setattr(module, PACKED_GROUPS_ATTR, recorded + [g for g in groups if g not in recorded])
+    if not getattr(module, _FSDP_HOOK_MARK, False):
+        module.register_forward_pre_hook(pack_on_first_forward)
+        setattr(module, _FSDP_HOOK_MARK, True)
 
 
 #: Attribute marking a module whose state-dict post hook is installed.
@@ -502,4 +579,5 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)
+    _record_groups(module, report.packed)
     return report

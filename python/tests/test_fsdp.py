@@ -15,6 +15,7 @@ unsupported settings raise.
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,20 @@ def _batches(step: int) -> list[torch.Tensor]:
             for _ in range(dist.get_world_size())]
 
 
-def _train_worker(arch: str, reshard_after_forward: bool) -> None:
+def _train_worker(arch: str, reshard_after_forward: bool, order: str = "fully_shard_first") -> None:
     rank = dist.get_rank()
     reference = _build(arch)
-    model = _shard(copy.deepcopy(reference), reshard_after_forward=reshard_after_forward)
-    report = pack_fsdp_parameters(model)
-    assert len(report.packed) == GROUPS, report
+    model = copy.deepcopy(reference)
+    if order == "pack_first":  # the layout is made again for FSDP2 on the first forward
+        assert len(splitlinear.pack_parameters(model).packed) == GROUPS
+        _shard(model, reshard_after_forward=reshard_after_forward)
+    else:
+        _shard(model, reshard_after_forward=reshard_after_forward)
+        report = pack_fsdp_parameters(model)
+        assert len(report.packed) == GROUPS, report
+    caught = warnings.catch_warnings(record=True)
+    seen_warnings = caught.__enter__()
+    warnings.simplefilter("always")
     # The rest of the graph runs eagerly, so float64 results match eager to rounding.
     compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})
     opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (reference, model)]
@@ -96,11 +105,49 @@ def _train_worker(arch: str, reshard_after_forward: bool) -> None:
         assert stats["dgrad_views"] == GROUPS and stats["dgrad_cats"] == 0, stats
     for (name, p_ref), p in zip(reference.named_parameters(), model.parameters()):
         _assert_close(_full(p.detach()), p_ref.detach(), f"{name} after 3 steps")
+    caught.__exit__(None, None, None)
+    assert not [str(w.message) for w in seen_warnings if "splitlinear" in str(w.message)]
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
 def test_compiled_training_matches_eager_with_views(op: object, tmp_path: Path, arch: str) -> None:
     spawn(_train_worker, tmp_path, arch, True)
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_pack_parameters_before_fully_shard_takes_views(op: object, tmp_path: Path, arch: str) -> None:
+    """The natural order, ``pack_parameters`` → ``fully_shard`` → ``torch.compile``: the groups
+    recorded by ``pack_parameters`` are laid out for FSDP2 on the first forward, so every region
+    takes its view (no copy, no per-part GEMM) and training matches unsharded eager."""
+    spawn(_train_worker, tmp_path, arch, True, "pack_first")
+
+
+def _root_unit_worker() -> None:
+    """A group in the root's own unit has unsharded before the first-forward hook runs: it is
+    named in a warning (once) and runs as stock FSDP2 (correct, not zero-copy)."""
+    from torch.distributed.fsdp import fully_shard
+
+    reference = _build("llama")
+    model = copy.deepcopy(reference)
+    splitlinear.pack_parameters(model)
+    fully_shard(model.model.layers[1], mesh=cpu_mesh())
+    fully_shard(model, mesh=cpu_mesh())  # layer 0 is in the root's unit
+    ids = _batches(0)[dist.get_rank()]
+    with pytest.warns(UserWarning, match=r"packed group \['model.layers.0.self_attn.q_proj'.*root's own"):
+        loss = model(input_ids=ids, labels=ids, use_cache=False).loss
+    torch.testing.assert_close(loss, reference(input_ids=ids, labels=ids, use_cache=False).loss,
+                               rtol=1e-12, atol=0)
+    layer = model.model.layers[1]
+    layer.unshard()
+    assert all(map(_adjacent, _parts(layer)))  # layer 1's own unit was laid out
+    layer.reshard()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model(input_ids=ids, labels=ids, use_cache=False)  # warned once
+
+
+def test_group_in_root_unit_is_named_in_a_warning(tmp_path: Path) -> None:
+    spawn(_root_unit_worker, tmp_path)
 
 
 def _parts(layer: torch.nn.Module) -> list[list[torch.Tensor]]:

@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from .._logging import logger
-from ..packing import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears
+from ..packing import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears, warn_not_adjacent
 
 #: ``torch`` releases (major, minor) whose ``FSDPParam`` internals the overrides were written against.
 SUPPORTED_TORCH: tuple[tuple[int, int], ...] = ((2, 11),)
@@ -233,6 +233,52 @@ def _pack_members(names: Sequence[str], members: Sequence[Any]) -> None:
         fsdp_param.init_unsharded_param = types.MethodType(_init_unsharded_param, fsdp_param)
 
 
+_Buffers = list[tuple[list[str], list[Any]]]
+
+
+def _plan_group(module: nn.Module, modules: dict[str, nn.Module], owners: dict[tuple[int, str], tuple[Any, Any]],
+                group: list[str], claimed: set[int]) -> _Buffers:
+    """The members (``FSDPParam`` objects) of each buffer of ``group``: weights, then biases if any.
+
+    Raises:
+        ValueError: a requirement of :func:`pack_fsdp_parameters` does not hold for the group.
+    """
+    linears = group_linears(modules, group, "pack_fsdp_parameters")
+    has_bias = [lin.bias is not None for lin in linears]
+    if any(has_bias) and not all(has_bias):
+        raise ValueError(f"pack_fsdp_parameters: group {group}: biases present on some members only")
+    buffers: _Buffers = []
+    for attr in ("weight", "bias") if all(has_bias) else ("weight",):
+        names = [f"{name}.{attr}" for name in group]
+        found = [owners.get((id(lin), attr)) for lin in linears]
+        for qualified, entry in zip(names, found):
+            if entry is None:
+                raise ValueError(f"pack_fsdp_parameters: {qualified} is not managed by fully_shard "
+                                 "(call pack_fsdp_parameters after fully_shard)")
+        units = {id(unit): unit for _, unit in found}
+        if len(units) != 1:
+            raise ValueError(
+                f"pack_fsdp_parameters: group {group} spans {len(units)} fully_shard units ("
+                + "; ".join(_unit_name(module, u) for u in units.values())
+                + "); apply fully_shard to a module containing the whole group")
+        unit = found[0][1]
+        _check_unit(f"group {group}", module, unit)
+        members = [fsdp_param for fsdp_param, _ in found]
+        for qualified, fsdp_param in zip(names, members):
+            _check_member(qualified, fsdp_param, unit.mesh_info.shard_mesh_size)
+            if id(fsdp_param) in claimed:
+                raise ValueError(f"pack_fsdp_parameters: {qualified} appears in two groups")
+            claimed.add(id(fsdp_param))
+        dtypes = {_all_gather_dtype(m) for m in members}
+        if len(dtypes) != 1:
+            raise ValueError(f"pack_fsdp_parameters: group {group}: {attr}s all-gather in several dtypes "
+                             f"({sorted(map(str, dtypes))}); a group needs one")
+        if len({m._orig_size[1:] for m in members}) != 1:
+            raise ValueError(f"pack_fsdp_parameters: group {group}: {attr}s differ in trailing shape")
+        buffers.append((names, members))
+    return buffers
+
+
 def pack_fsdp_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = None) -> PackReport:
     """Makes each sibling group's unsharded parameters views of one buffer under FSDP2.
 
@@ -279,48 +325,55 @@ def pack_fsdp_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | No
             logger.warning("pack_fsdp_parameters: found no sibling projections in %s (looked for %s)",
                            type(module).__name__, ", ".join("/".join(g) for g in DEFAULT_SIBLINGS))
     owners = _fsdp_params_by_owner(module)
-    planned: list[tuple[list[str], list[tuple[list[str], list[Any]]]]] = []
     claimed: set[int] = set()
-    for group in groups:
-        group = list(group)
-        linears = group_linears(modules, group, "pack_fsdp_parameters")
-        has_bias = [lin.bias is not None for lin in linears]
-        if any(has_bias) and not all(has_bias):
-            raise ValueError(f"pack_fsdp_parameters: group {group}: biases present on some members only")
-        buffers = []
-        for attr in ("weight", "bias") if all(has_bias) else ("weight",):
-            names = [f"{name}.{attr}" for name in group]
-            found = [owners.get((id(lin), attr)) for lin in linears]
-            for qualified, entry in zip(names, found):
-                if entry is None:
-                    raise ValueError(f"pack_fsdp_parameters: {qualified} is not managed by fully_shard "
-                                     "(call pack_fsdp_parameters after fully_shard)")
-            units = {id(unit): unit for _, unit in found}
-            if len(units) != 1:
-                raise ValueError(
-                    f"pack_fsdp_parameters: group {group} spans {len(units)} fully_shard units ("
-                    + "; ".join(_unit_name(module, u) for u in units.values())
-                    + "); apply fully_shard to a module containing the whole group")
-            unit = found[0][1]
-            _check_unit(f"group {group}", module, unit)
-            members = [fsdp_param for fsdp_param, _ in found]
-            for qualified, fsdp_param in zip(names, members):
-                _check_member(qualified, fsdp_param, unit.mesh_info.shard_mesh_size)
-                if id(fsdp_param) in claimed:
-                    raise ValueError(f"pack_fsdp_parameters: {qualified} appears in two groups")
-                claimed.add(id(fsdp_param))
-            dtypes = {_all_gather_dtype(m) for m in members}
-            if len(dtypes) != 1:
-                raise ValueError(f"pack_fsdp_parameters: group {group}: {attr}s all-gather in several dtypes "
-                                 f"({sorted(map(str, dtypes))}); a group needs one")
-            if len({m._orig_size[1:] for m in members}) != 1:
-                raise ValueError(f"pack_fsdp_parameters: group {group}: {attr}s differ in trailing shape")
-            buffers.append((names, members))
-        planned.append((group, buffers))
+    planned = [(list(group), _plan_group(module, modules, owners, list(group), claimed)) for group in groups]
     report = PackReport()
     for group, buffers in planned:  # all checked before anything is changed
         for names, members in buffers:
             _pack_members(names, members)
         report.packed.append(group)
         logger.debug("pack_fsdp_parameters: packed %s", group)
+    return report
+
+
+def pack_recorded_groups(module: nn.Module, groups: Sequence[Sequence[str]]) -> PackReport:
+    """:func:`pack_fsdp_parameters` for the groups ``pack_parameters`` packed before ``fully_shard``.
+
+    Called once, on the first forward of the module ``pack_parameters`` was given, when that
+    module is a ``fully_shard`` module (:func:`splitlinear.packing.pack_on_first_forward`): FSDP2's
+    root pre-forward has run (lazy init, the root unit's own unshard), no other unit has
+    unsharded yet. Groups are packed one by one; one that cannot be (a group in the root's own
+    unit, which has unsharded already; uneven rows; world size 1; an unsupported torch) is
+    skipped with a warning naming it and why (:func:`splitlinear.packing.warn_not_adjacent`),
+    and runs as stock FSDP2 does (correct, not zero-copy)."""
+    report = PackReport()
+    try:
+        _check_torch()
+    except RuntimeError as exc:
+        for group in groups:
+            warn_not_adjacent(list(group), str(exc))
+            report.skipped.append((list(group), str(exc)))
+        return report
+    modules = dict(module.named_modules())
+    owners = _fsdp_params_by_owner(module)
+    claimed: set[int] = set()
+    for group in map(list, groups):
+        try:
+            buffers = _plan_group(module, modules, owners, group, claimed)
+        except ValueError as exc:
+            reason = str(exc).removeprefix("pack_fsdp_parameters: ")
+            if "already in a packed group" in reason:
+                continue  # pack_fsdp_parameters laid it out already
+            if "already unsharded" in reason:
+                reason = ("its fully_shard unit (the root's own) unshards before the model's forward runs; "
+                          "call splitlinear.pack_fsdp_parameters(model) after fully_shard, or fully_shard "
+                          "the layers")
+            warn_not_adjacent(group, f"under FSDP2: {reason}")
+            report.skipped.append((group, reason))
+            continue
+        for names, members in buffers:
+            _pack_members(names, members)
+        report.packed.append(group)
+    logger.info("pack_parameters: laid out %d of %d packed group(s) for FSDP2 (fully_shard) in %s",
+                len(report.packed), len(groups), type(module).__name__)
     return report
