@@ -29,6 +29,14 @@ Behaviour to know:
     are on different meshes or placements, or that mixes DTensors and plain
     tensors, is skipped; so are DTensors under ``fully_shard`` (FSDP2 owns
     their storage: pack before ``fully_shard``).
+  * FSDP2: ``pack_parameters`` before ``fully_shard`` records the packed groups on
+    the module and lays them out for FSDP2 on its first forward as a
+    ``fully_shard`` module (:func:`pack_on_first_forward`); a group that cannot be
+    is named in a warning (:func:`warn_not_adjacent`, ``SPLITLINEAR_PACK_WARNINGS=0``
+    silences it).
+  * The default groups are the backend's regions (linears reading one input): in a
+    parallel block (Phi-1/2, Cohere) q/k/v and the MLP's input projections are one
+    group (:func:`find_sibling_groups`).
   * Works under ``torch.no_grad()`` and ``torch.inference_mode()``: the new
     buffers are normal tensors, so the model can still be trained.
   * Tied weights (one Parameter registered in several modules) stay tied: the
