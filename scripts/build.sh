@@ -4,6 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 EXTRA=()
+# ccache (installed by install-deps.sh) with paths relative to the checkout, so
+# a second clone (CI's) reuses the first one's objects: the CUDA code for five
+# architectures is 70 % of a clean build's compile time.
+if command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  EXTRA+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+          -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 if [ -x /usr/local/cuda/bin/nvcc ]; then
   EXTRA+=(-DCUDAToolkit_ROOT=/usr/local/cuda -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
 fi

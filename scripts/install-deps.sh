@@ -7,7 +7,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(cmake ninja-build g++ llvm-22-dev llvm-22-tools libmlir-22-dev
-              mlir-22-tools libopenblas-dev libgtest-dev)
+              mlir-22-tools libopenblas-dev libgtest-dev ccache)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
