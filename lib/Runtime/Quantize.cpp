@@ -271,13 +271,20 @@ namespace {
 #define SLINRT_CUDA_FN(FN) nullptr
 #endif
 
+/// A backend's implementation of a quantization whose problem is `Problem`.
+/// Named through a member type, so that `Problem` is never deduced from it
+/// (`onCuda` is NULL, a std::nullptr_t, in a runtime built without CUDA).
+template <typename Problem> struct BackendFn {
+  using type = void (*)(slinrt_context &, const Problem &);
+};
+
 /// Runs the quantization `name` on the context's backend and counts it: the
 /// problem from `make()`, then `onCpu` or `onCuda` (NULL in a runtime built
 /// without CUDA).
 template <typename Make, typename Problem = decltype(std::declval<Make>()())>
 void runQuantization(slinrt_context *ctx, const char *name, Make &&make,
-                     void (*onCpu)(slinrt_context &, const Problem &),
-                     void (*onCuda)(slinrt_context &, const Problem &)) {
+                     typename BackendFn<Problem>::type onCpu,
+                     typename BackendFn<Problem>::type onCuda) {
   guardedCall(ctx, name, [&](slinrt_context &c) {
     auto problem = make();
     if (c.target == Target::CUDA) {
