@@ -261,7 +261,9 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
             N_i a multiple of 16.
         bias: None, or one ``[N_i]`` tensor per part, of ``input``'s dtype.
         recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``
-            (torchao's names and meanings).
+            (torchao's names; where the numerics differ from torchao's recipes
+            -- dY in e5m2 under rowwise, one scale per weight part, fp32
+            scales -- docs/UserGuide.md's recipe table says how).
         cache_weights: cast the weight parts through the FP8 weight cache
             (:func:`fp8_cast_parts` with ``cache=True``): quantized at most
             twice while they do not change (``W8`` by the first forward,
