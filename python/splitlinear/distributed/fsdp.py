@@ -45,7 +45,7 @@ import torch
 from torch import nn
 
 from .._logging import logger
-from ..packing import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears, warn_not_adjacent
+from .._siblings import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears, warn_not_adjacent
 
 #: ``torch`` releases (major, minor) whose ``FSDPParam`` internals the overrides were written against.
 SUPPORTED_TORCH: tuple[tuple[int, int], ...] = ((2, 11),)
