@@ -19,7 +19,6 @@
 #  4. checks: one wheel, no libLLVM/libMLIR in NEEDED or RUNPATH, size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 OUT_DIR=$(realpath -m "${1:-dist}")
 BUILD_DIR=${BUILD_DIR:-build}
 # Ampere, Ada, Hopper (sm_90a: the arch-specific features), Blackwell data
@@ -84,7 +83,13 @@ for so in $(find "$UNPACKED" -name '*.so*' -type f); do
   fi
 done
 [ "$bad" = 0 ]
-echo "build-wheel: $(basename "$WHEEL"): $(( $(stat -c %s "$WHEEL") / 1000000 )) MB"
+# 60 MB: what a user downloads per install (torch's own wheel aside).
+size_mb=$(( $(stat -c %s "$WHEEL") / 1000000 ))
+echo "build-wheel: $(basename "$WHEEL"): $size_mb MB"
+if [ "$size_mb" -gt 60 ]; then
+  echo "build-wheel: the wheel is over 60 MB" >&2
+  exit 1
+fi
 for so in "$UNPACKED"/splitlinear/lib/*.so; do
   echo "  $(basename "$so"): RUNPATH $(patchelf --print-rpath "$so")"
 done
