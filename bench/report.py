@@ -316,41 +316,36 @@ def plots(suites: dict[str, dict], img: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
 
-    if "fp8-op" in suites and suites["fp8-op"].get("results"):
-        rows = suites["fp8-op"]["results"]
+    def by_m(rows: list[dict[str, Any]], series: Callable[[list[dict[str, Any]]], dict[str, list[tuple[int, float]]]],
+             ylabel: str, name: str) -> None:
+        """One panel per shape: each of ``series(rows of that shape)``'s curves against M."""
         shapes = list(dict.fromkeys(r["shape"] for r in rows))
         fig, axes = plt.subplots(1, len(shapes), figsize=(4.5 * len(shapes), 3.6), squeeze=False)
         for ax, shape in zip(axes[0], shapes):
-            for mode in ("fwd", "fwd+bwd"):
-                for col in ("slin_tensorwise", "slin_rowwise"):
-                    pts = [(r["M"], r["bf16"] / r[col]) for r in rows if r["shape"] == shape and r["mode"] == mode
-                           and isinstance(r.get(col), (int, float))]
-                    if pts:
-                        ax.plot(*zip(*pts), marker="o", label=f"{col.removeprefix('slin_')} {mode}")
-            ax.axhline(1.0, color="gray", lw=0.8)
-            ax.set_xscale("log", base=2)
-            ax.set_title(shape)
-            ax.set_xlabel("M (tokens)")
-            ax.set_ylabel("× over bf16")
-            ax.legend(fontsize=7)
-        save(fig, "fp8-op-speedup-by-m.png")
-    if "op" in suites and suites["op"].get("results"):
-        rows = [r for r in suites["op"]["results"] if r["mode"] == "infer"]
-        shapes = list(dict.fromkeys(r["shape"] for r in rows))
-        fig, axes = plt.subplots(1, len(shapes), figsize=(4.5 * len(shapes), 3.6), squeeze=False)
-        for ax, shape in zip(axes[0], shapes):
-            for col in ("eager_cat", "n_gemms", "inductor"):
-                pts = [(r["M"], r["ms"][col] / r["ms"]["slin_adjacent"]) for r in rows
-                       if r["shape"] == shape and col in r["ms"]]
+            for label, pts in series([r for r in rows if r["shape"] == shape]).items():
                 if pts:
-                    ax.plot(*zip(*pts), marker="o", label=f"over {col}")
+                    ax.plot(*zip(*pts), marker="o", label=label)
             ax.axhline(1.0, color="gray", lw=0.8)
             ax.set_xscale("log", base=2)
             ax.set_title(shape)
             ax.set_xlabel("M (tokens)")
-            ax.set_ylabel("splitlinear ×")
+            ax.set_ylabel(ylabel)
             ax.legend(fontsize=7)
-        save(fig, "op-speedup-by-m.png")
+        save(fig, name)
+
+    if "fp8-op" in suites and suites["fp8-op"].get("results"):
+        by_m(suites["fp8-op"]["results"],
+             lambda rows: {f"{col.removeprefix('slin_')} {mode}": [
+                 (r["M"], r["bf16"] / r[col]) for r in rows
+                 if r["mode"] == mode and isinstance(r.get(col), (int, float))]
+                 for mode in ("fwd", "fwd+bwd") for col in ("slin_tensorwise", "slin_rowwise")},
+             "× over bf16", "fp8-op-speedup-by-m.png")
+    if "op" in suites and suites["op"].get("results"):
+        by_m([r for r in suites["op"]["results"] if r["mode"] == "infer"],
+             lambda rows: {f"over {col}": [(r["M"], r["ms"][col] / r["ms"]["slin_adjacent"])
+                                          for r in rows if col in r["ms"]]
+                           for col in ("eager_cat", "n_gemms", "inductor")},
+             "splitlinear ×", "op-speedup-by-m.png")
     for suite, key, title, fname in (("train", "step_ms", "training step, ms", "train-step.png"),
                                      ("serve", "decode", "decode step, ms", "decode.png")):
         rows = suites.get(suite, {}).get("results", [])

@@ -50,17 +50,19 @@ def load_library() -> Path:
     """Loads the op library once (idempotent, thread-safe) and returns its path.
 
     Raises:
-        RuntimeError: if no library is found (the message lists where it looked).
+        RuntimeError: if no library is found (the message lists where it looked) or it fails to load.
+        ImportError: if the imported torch is outside the range this build links against.
     """
     global _loaded_from, _loaded_digest
-    import torch  # here, not at the top: splitlinear-opt finds libraries without torch
-
-    from . import _torch_version
-
-    _torch_version.check(torch.__version__)
     with _lock:
         if _loaded_from is not None:
             return _loaded_from
+        import torch  # here, not at the top: splitlinear-opt finds libraries without torch
+
+        from . import _torch_version
+
+        # The torch actually imported (its metadata was checked at `import splitlinear`).
+        _torch_version.check(torch.__version__)
         path = find_library()
         if path is None:
             searched = ", ".join(str(d) for d in candidate_dirs())
