@@ -147,25 +147,39 @@ def peak_memory_mb(fn: Callable[[], object]) -> float:
 
 
 def run_workers(script: str, names: Sequence[str], json_path: str, extra_args: Sequence[str] = (),
-                out_flag: str = "--json") -> list:
+                out_flag: str = "--json", budget_s: float | None = None) -> tuple[list, list[str]]:
     """Runs ``script --worker NAME <out_flag> PART`` once per name, each in a process of its own (so that
-    compiled code, CUDA graphs and allocator state do not carry over), and returns the JSON objects
-    the workers wrote, in order; a worker that fails is reported and left out."""
+    compiled code, CUDA graphs and allocator state do not carry over). Returns the JSON objects the
+    workers wrote, in order, and one line per worker that wrote none: failed, or stopped when the
+    ``budget_s`` seconds of the whole run were spent (so that a slow peer costs its own row, not
+    the suite's JSON)."""
     import json
+    import time
 
-    results = []
+    results, missing = [], []
+    deadline = None if budget_s is None else time.monotonic() + budget_s
     for name in names:
         path = f"{json_path}.{name}.part"
         cmd = [sys.executable, os.path.abspath(script), "--worker", name, out_flag, path, *extra_args]
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            missing.append(f"{name}: not run, the {budget_s:.0f} s budget was spent")
+            continue
         print(f"== {name}", flush=True)
-        proc = subprocess.run(cmd)
-        if proc.returncode != 0 or not os.path.exists(path):
-            print(f"{name} failed (exit {proc.returncode})", flush=True)
+        try:
+            proc = subprocess.run(cmd, timeout=left)
+            rc: int | None = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc != 0 or not os.path.exists(path):
+            why = f"stopped after the {budget_s:.0f} s budget" if rc is None else f"its process failed (exit {rc})"
+            print(f"{name}: {why}", flush=True)
+            missing.append(f"{name}: {why}")
             continue
         with open(path) as f:
             results.append(json.load(f))
         os.remove(path)
-    return results
+    return results, missing
 
 
 def _version(module: str) -> str:

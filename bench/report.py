@@ -65,6 +65,9 @@ def _command(suite: str) -> str:
 def _footer(data: dict[str, Any]) -> list[str]:
     """One line under each table: status when not ok, what was not measured, the command."""
     parts = []
+    env = data.get("environment", {})
+    if env and not data.get("quick"):
+        parts.append(f"Measured on {env.get('gpu')}, {str(env.get('date', ''))[:10]}, commit {env.get('commit')}.")
     if data.get("status") != "ok":
         parts.append(f"Status: {data.get('status')} ({data.get('reason', '')}).")
     if data.get("quick"):
@@ -78,8 +81,12 @@ def _footer(data: dict[str, Any]) -> list[str]:
 # Tables, one function per marker name: data of the suites it needs -> markdown lines.
 
 
+#: Whose environment the setup block shows: the GPU suites first (``accuracy`` runs on the CPU).
+SETUP_ORDER = ("train", "serve", "generate", "op", "fp8-op", "host", "grads", "dist", "accuracy")
+
+
 def table_setup(suites: dict[str, dict]) -> list[str]:
-    env = next((d["environment"] for d in suites.values() if "environment" in d), None)
+    env = next((suites[n]["environment"] for n in SETUP_ORDER if "environment" in suites.get(n, {})), None)
     if env is None:
         return []
     clock = env.get("sm_clock_mhz")
@@ -250,9 +257,36 @@ def table_accuracy(suites: dict[str, dict]) -> list[str]:
     return out + [""] + _footer(data)
 
 
+def table_grads(suites: dict[str, dict]) -> list[str]:
+    data = suites["grads"]
+    cfg = data.get("config", {})
+    rows_in = data.get("results", [])
+    mags = ", ".join(f"{k} ×{v}" for k, v in cfg.get("magnitudes", {}).items())
+    out = [f"Gradient SQNR against float64, dB (higher is better): {cfg.get('model')}, {cfg.get('layers')} layers, "
+           f"{cfg.get('batch')}×{cfg.get('seq')} tokens, vocabulary {cfg.get('vocab')}, parts of uneven magnitude "
+           f"({mags}); bf16 autocast over float32 parameters, `lm_head` in bf16. Δ: splitlinear − torchao, same "
+           "recipe.", ""]
+    def label(r: dict) -> str:
+        return "bf16" if r["impl"] == "bf16" else f"{r['impl']} {r['recipe']}"
+    recipes = list(dict.fromkeys(r["recipe"] for r in rows_in if r["recipe"]))
+    pairs = {rc: ({r["impl"]: r for r in rows_in if r["recipe"] == rc}) for rc in recipes}
+    header = ["gradient", *[label(r) for r in rows_in]]
+    header += [f"Δ {rc}" for rc in recipes if "torchao" in pairs[rc]]
+    rows = []
+    for name in cfg.get("rows", []):
+        row = [name, *[_f(r["sqnr_db"].get(name), 2) for r in rows_in]]
+        for rc in recipes:
+            if "torchao" in pairs[rc]:
+                ours, theirs = pairs[rc]["splitlinear"]["sqnr_db"][name], pairs[rc]["torchao"]["sqnr_db"][name]
+                row.append(f"{ours - theirs:+.2f}")
+        rows.append(row)
+    out += _table(header, rows)
+    return out + [""] + _footer(data)
+
+
 #: marker name -> (suites it needs, renderer)
 TABLES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, dict]], list[str]]]] = {
-    "setup": (("train", "serve", "generate", "op", "fp8-op", "host", "accuracy"), table_setup),
+    "setup": (SETUP_ORDER, table_setup),
     "train": (("train",), table_train),
     "decode": (("serve",), table_decode),
     "generate": (("generate",), table_generate),
@@ -262,6 +296,7 @@ TABLES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, dict]], list[str]]]
     "host": (("host",), table_host),
     "dist": (("dist",), table_dist),
     "accuracy": (("accuracy",), table_accuracy),
+    "grads": (("grads",), table_grads),
 }
 
 

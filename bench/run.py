@@ -18,7 +18,9 @@ per compile mode where modes would disturb each other):
   (``model/serve.py --generate-only``; a suite of its own to keep each under 9 minutes);
 - ``host``: host time per call on tiny shapes (``host/overhead.py``);
 - ``dist``: DDP and FSDP2 against Inductor, losses and gradients (``model/dist_train.py``, 2 GPUs);
-- ``accuracy``: FP8 loss curves against bf16 on a learnable corpus (``model/convergence.py``).
+- ``accuracy``: FP8 loss curves against bf16 on a learnable corpus (``model/convergence.py``);
+- ``grads``: SQNR of the FP8 recipes' gradients against float64, splitlinear's and torchao's
+  (``model/grad_sqnr.py``).
 
 Each ``DIR/<suite>.json`` holds ``suite``, ``quick``, ``environment`` (:func:`common.environment`),
 ``seconds``, ``status`` (``ok``, ``skipped`` or ``failed``), ``reason`` where not ``ok``, and the
@@ -52,6 +54,7 @@ SUITES: dict[str, tuple[str, list[str], list[str]]] = {
     "host": ("host/overhead.py", [], ["--quick", "--device", "cpu"]),
     "dist": ("model/dist_train.py", [], ["--device", "cpu", "--quick"]),
     "accuracy": ("model/convergence.py", [], ["--quick"]),
+    "grads": ("model/grad_sqnr.py", [], ["--quick"]),
 }
 #: Longest a suite may run (s); a full ``train`` on an H200 takes about 5 minutes.
 TIMEOUT_S = {"quick": 240, "full": 570}
@@ -63,10 +66,16 @@ def _gpus() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def suite_command(name: str, quick: bool, out: Path) -> list[str] | None:
+#: Suites whose script takes ``--budget-s`` and then keeps its finished groups when time runs out.
+BUDGETED = ("serve", "generate")
+
+
+def suite_command(name: str, quick: bool, out: Path, limit_s: float | None = None) -> list[str] | None:
     """The command that runs suite ``name`` writing its results to ``out``; None when it cannot run here."""
     script, full, quick_args = SUITES[name]
     args = [str(BENCH / script), *(quick_args if quick else full), "--out", str(out)]
+    if name in BUDGETED and not quick and limit_s is not None:
+        args += ["--budget-s", str(max(limit_s - 30, 1))]  # 30 s to write the JSON
     if name == "dist":
         if quick:
             return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *args]
@@ -76,13 +85,15 @@ def suite_command(name: str, quick: bool, out: Path) -> list[str] | None:
     return [sys.executable, *args]
 
 
-def run_suite(name: str, quick: bool, out_dir: Path, header: dict) -> dict:
-    """Runs one suite and writes ``out_dir/<name>.json``; returns what it wrote."""
+def run_suite(name: str, quick: bool, out_dir: Path, header: dict, limit_s: float | None = None) -> dict:
+    """Runs one suite (stopped after ``limit_s``, default ``TIMEOUT_S``) and writes ``out_dir/<name>.json``;
+    returns what it wrote."""
     record: dict = {"suite": name, "quick": quick, "environment": header}
     start = time.perf_counter()
+    limit = limit_s or TIMEOUT_S["quick" if quick else "full"]
     with tempfile.TemporaryDirectory() as tmp:
         part = Path(tmp) / f"{name}.json"
-        cmd = suite_command(name, quick, part)
+        cmd = suite_command(name, quick, part, limit)
         if cmd is None:
             record.update(status="skipped", reason=f"needs 2 or more GPUs, {_gpus()} here", results=[])
         else:
@@ -90,7 +101,6 @@ def run_suite(name: str, quick: bool, out_dir: Path, header: dict) -> dict:
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             if quick:
                 env.setdefault("CUDA_VISIBLE_DEVICES", "")  # the smoke run is a CPU run, GPU or not
-            limit = TIMEOUT_S["quick" if quick else "full"]
             try:
                 proc = subprocess.run(cmd, env=env, timeout=limit)
                 rc = proc.returncode
@@ -119,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="CPU smoke run: tiny shapes, GPU-only comparisons recorded as skipped")
     parser.add_argument("--out", type=Path, required=True, help="folder for the <suite>.json files")
+    parser.add_argument("--timeout-s", type=float, default=None,
+                        help=f"stop each suite after this many seconds (default {TIMEOUT_S['full']}, "
+                             f"{TIMEOUT_S['quick']} with --quick); train, serve and generate keep what they finished")
     args = parser.parse_args(argv)
     names = list(SUITES) if args.suite == "all" else [s.strip() for s in args.suite.split(",") if s.strip()]
     unknown = [n for n in names if n not in SUITES]
@@ -128,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     header = environment([sys.executable, *sys.argv] if argv is None else [sys.executable, __file__, *argv])
     if args.quick:
         header["gpu"] = "none (cpu, --quick)"
-    records = [run_suite(n, args.quick, args.out, header) for n in names]
+    records = [run_suite(n, args.quick, args.out, header, args.timeout_s) for n in names]
     failed = [r["suite"] for r in records if r["status"] == "failed"]
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)

@@ -286,19 +286,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The CPU smoke run compiles nothing with Inductor (no C++ toolchain needed, and fast).
         variants = [v for v in variants if v != "inductor_bf16"] if fallback == "eager" else variants
         skipped.append("inductor_bf16: --quick compiles nothing with Inductor")
-    rows = []
-    for i, name in enumerate(models):
-        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback)
-    if skipped:
-        print("skipped:", "; ".join(skipped))
-    if args.out:
+    rows: list[dict[str, Any]] = []
+
+    def write(pending: Sequence[str]) -> None:
+        """The JSON so far: written after each model, so a run stopped by its time limit keeps the models
+        it finished (the ones it did not are listed as skipped)."""
+        if not args.out:
+            return
         report = {"config": {"device": args.device, "layers": args.layers, "batch": args.batch, "seq": args.seq,
                              "steps": args.steps, "steps_other": args.steps_other, "timed": args.timed,
                              "models": {m: CONFIGS[m] for m in models}, "vocab": args.vocab or CONFIGS[models[0]]["vocab_size"],
                              "optimizer": "AdamW (foreach)", "dtype": "bfloat16 parameters"},
-                  "results": rows, "skipped": skipped}
+                  "results": rows, "skipped": skipped + [f"{m}: the run stopped before it" for m in pending]}
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
+
+    for i, name in enumerate(models):
+        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback)
+        write(models[i + 1:])
+    if skipped:
+        print("skipped:", "; ".join(skipped))
     return 0
 
 

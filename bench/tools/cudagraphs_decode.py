@@ -285,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.json, args.skip_models)
         return 0
-    results = run_workers(__file__, args.groups, args.json, ["--skip-models"] if args.skip_models else [])
+    results, missing = run_workers(__file__, args.groups, args.json, ["--skip-models"] if args.skip_models else [])
+    for line in missing:
+        print(line)
     with open(args.json, "w") as f:
         json.dump(report(results), f, indent=1)
     return 0

@@ -104,11 +104,21 @@ template <typename F8> SLINRT_HD float decodeFp8(uint8_t bits) {
 /// fp8Max / FLT_MAX, ~1.3e-36 for e4m3: an infinite scale would turn the
 /// zeros of the tensor into 0 · inf = NaN; TransformerEngine clamps the same
 /// way). A NaN amax gives a NaN scale and an infinite one 0 (they propagate).
-SLINRT_HD float fp8Scale(float amax, float fp8Max) {
+/// With `pow2` (SLINRT_SCALE_POW2) the scale is then rounded down to a power
+/// of 2, `exp2(floor(log2(scale)))` as torchao's
+/// `_round_scale_down_to_power_of_2` computes it. A finite amax gives a
+/// normal scale (>= fp8Max / FLT_MAX, 1.3e-36 for e4m3), whose power of 2 is
+/// the scale without its mantissa bits; NaN, and the 0 of an infinite amax,
+/// stay.
+SLINRT_HD float fp8Scale(float amax, float fp8Max, bool pow2) {
   if (amax == 0.0f)
     return 1.0f;
   float scale = fp8Max / amax;
-  return scale > 3.40282347e38f ? 3.40282347e38f : scale; // FLT_MAX; NaN stays
+  scale = scale > 3.40282347e38f ? 3.40282347e38f : scale; // FLT_MAX; NaN stays
+  uint32_t bits = bitCast<uint32_t>(scale);
+  if (!pow2 || bits >= 0x7F800000u || bits == 0)
+    return scale;
+  return bitCast<float>(bits & 0xFF800000u);
 }
 
 /// The bits of |v|: for non-negative floats the unsigned order of the bits is

@@ -51,6 +51,14 @@ QuantMatrix checkInput(const slinrt_memref2d &ref, slinrt_dtype dtype,
   return m;
 }
 
+/// The checked `scaleRule` argument: whether scales are rounded to powers
+/// of 2.
+bool checkScaleRule(int32_t scaleRule) {
+  requireEnumValue("scaleRule", scaleRule, SLINRT_SCALE_POW2,
+                   "0 = EXACT or 1 = POW2");
+  return scaleRule == SLINRT_SCALE_POW2;
+}
+
 void requirePointer(const void *p, const char *name) {
   if (!p)
     raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " is NULL");
@@ -104,8 +112,10 @@ PartsProblem slinrt::makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                           const slinrt_memref2d *parts,
                                           const float *amax, void *out,
                                           void *outT, float *scaleInv,
-                                          float *rowScaleInv) {
+                                          float *rowScaleInv,
+                                          int32_t scaleRule) {
   requireFp8("dst", dst);
+  bool pow2 = checkScaleRule(scaleRule);
   PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true, amax);
   p.dst = dst;
   int64_t elements = 0;
@@ -119,6 +129,7 @@ PartsProblem slinrt::makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
   p.outT = outT;
   p.scaleInv = scaleInv;
   p.rowScaleInv = rowScaleInv;
+  p.pow2Scales = pow2;
   return p;
 }
 
@@ -127,9 +138,10 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                             const slinrt_memref2d *x,
                                             const float *colScale, float *amax,
                                             float *scaleInv, void *out,
-                                            void *outT) {
+                                            void *outT, int32_t scaleRule) {
   requireSource(src);
   requireFp8("dst", dst);
+  bool pow2 = checkScaleRule(scaleRule);
   requireEnumValue("axis", axis, SLINRT_QUANT_COLS,
                    "0 = TENSOR, 1 = ROWS or 2 = COLS");
   requirePointer(x, "x");
@@ -137,6 +149,7 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
   p.src = src;
   p.dst = dst;
   p.axis = static_cast<slinrt_quant_axis>(axis); // checked above
+  p.pow2Scales = pow2;
   p.x = checkInput(*x, src, "x");
   requirePointer(scaleInv, "scaleInv");
   if (axis == SLINRT_QUANT_TENSOR)
@@ -152,9 +165,10 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
 QuantizeProblem slinrt::makeQuantizeDualProblem(
     slinrt_dtype src, slinrt_dtype dst, slinrt_quant_axis axis,
     const slinrt_memref2d *x, const float *colScale, float *amax,
-    float *scaleInv, void *out, float *scaleInvT, void *outT) {
+    float *scaleInv, void *out, float *scaleInvT, void *outT,
+    int32_t scaleRule) {
   QuantizeProblem p = makeQuantizeProblem(src, dst, axis, x, colScale, amax,
-                                          scaleInv, out, outT);
+                                          scaleInv, out, outT, scaleRule);
   if (axis == SLINRT_QUANT_TENSOR)
     requirePointer(colScale,
                    "colScale (a dual quantization folds it into out)");
@@ -305,12 +319,13 @@ void runQuantizeDual(slinrt_context *ctx, const char *name,
                      slinrt_quant_axis axis, slinrt_dtype src, slinrt_dtype dst,
                      const slinrt_memref2d *x, const float *colScale,
                      float *amax, float *scaleInv, void *out, float *scaleInvT,
-                     void *outT) {
+                     void *outT, int32_t scaleRule) {
   runQuantization(
       ctx, name,
       [&] {
         return makeQuantizeDualProblem(src, dst, axis, x, colScale, amax,
-                                       scaleInv, out, scaleInvT, outT);
+                                       scaleInv, out, scaleInvT, outT,
+                                       scaleRule);
       },
       cpu::quantize, SLINRT_CUDA_FN(cuda::quantize));
 }
@@ -331,12 +346,12 @@ void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
                            slinrt_dtype dst, int64_t numParts,
                            const slinrt_memref2d *parts, const float *amax,
                            void *out, void *outT, float *scaleInv,
-                           float *rowScaleInv) {
+                           float *rowScaleInv, int32_t scaleRule) {
   runQuantization(
       ctx, "slinrt_cast_parts_fp8",
       [&] {
         return makeCastPartsProblem(src, dst, numParts, parts, amax, out, outT,
-                                    scaleInv, rowScaleInv);
+                                    scaleInv, rowScaleInv, scaleRule);
       },
       cpu::castParts, SLINRT_CUDA_FN(cuda::castParts));
 }
@@ -344,12 +359,13 @@ void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
 void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
                          slinrt_dtype dst, int32_t axis,
                          const slinrt_memref2d *x, const float *colScale,
-                         float *amax, float *scaleInv, void *out, void *outT) {
+                         float *amax, float *scaleInv, void *out, void *outT,
+                         int32_t scaleRule) {
   runQuantization(
       ctx, "slinrt_quantize_fp8",
       [&] {
         return makeQuantizeProblem(src, dst, axis, x, colScale, amax, scaleInv,
-                                   out, outT);
+                                   out, outT, scaleRule);
       },
       cpu::quantize, SLINRT_CUDA_FN(cuda::quantize));
 }
@@ -358,18 +374,20 @@ void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
                               slinrt_dtype dst, const slinrt_memref2d *x,
                               const float *colScale, float *amax,
                               float *scaleInv, void *out, float *scaleInvT,
-                              void *outT) {
+                              void *outT, int32_t scaleRule) {
   runQuantizeDual(ctx, "slinrt_quantize_fp8_dual", SLINRT_QUANT_TENSOR, src,
-                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT);
+                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT,
+                  scaleRule);
 }
 
 void slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
                                    slinrt_dtype dst, const slinrt_memref2d *x,
                                    const float *colScale, float *amax,
                                    float *scaleInv, void *out, float *scaleInvT,
-                                   void *outT) {
+                                   void *outT, int32_t scaleRule) {
   runQuantizeDual(ctx, "slinrt_quantize_fp8_dual_rows", SLINRT_QUANT_ROWS, src,
-                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT);
+                  dst, x, colScale, amax, scaleInv, out, scaleInvT, outT,
+                  scaleRule);
 }
 
 } // extern "C"

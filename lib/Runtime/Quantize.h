@@ -35,6 +35,7 @@ struct PartsProblem {
   const float *amaxIn = nullptr; ///< cast_parts: numParts inputs
   void *out = nullptr, *outT = nullptr;
   float *scaleInv = nullptr, *rowScaleInv = nullptr;
+  bool pow2Scales = false; ///< SLINRT_SCALE_POW2 (cast_parts)
 };
 
 /// slinrt_quantize_fp8 (or, when `dual`, slinrt_quantize_fp8_dual) on x
@@ -42,6 +43,7 @@ struct PartsProblem {
 struct QuantizeProblem {
   slinrt_dtype src = SLINRT_F32, dst = SLINRT_F8E4M3FN;
   slinrt_quant_axis axis = SLINRT_QUANT_TENSOR;
+  bool pow2Scales = false; ///< SLINRT_SCALE_POW2
   QuantMatrix x;
   const float *colScale = nullptr;
   float *amax = nullptr, *scaleInv = nullptr;
@@ -77,18 +79,21 @@ PartsProblem makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                   int64_t numParts,
                                   const slinrt_memref2d *parts,
                                   const float *amax, void *out, void *outT,
-                                  float *scaleInv, float *rowScaleInv);
+                                  float *scaleInv, float *rowScaleInv,
+                                  int32_t scaleRule);
 QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                     int32_t axis,
                                     const slinrt_memref2d *x,
                                     const float *colScale, float *amax,
-                                    float *scaleInv, void *out, void *outT);
+                                    float *scaleInv, void *out, void *outT,
+                                    int32_t scaleRule);
 QuantizeProblem makeQuantizeDualProblem(slinrt_dtype src, slinrt_dtype dst,
                                         slinrt_quant_axis axis,
                                         const slinrt_memref2d *x,
                                         const float *colScale, float *amax,
                                         float *scaleInv, void *out,
-                                        float *scaleInvT, void *outT);
+                                        float *scaleInvT, void *outT,
+                                        int32_t scaleRule);
 /// Throws Error(SLINRT_ERROR_INVALID_ARGUMENT) naming the operand for a bad
 /// shape, stride, alignment or dtype, SLINRT_ERROR_UNSUPPORTED for e5m2 x
 /// e5m2.

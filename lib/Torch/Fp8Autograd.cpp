@@ -11,11 +11,12 @@
 //  * dgrad: dx = dy · W = (dy · diag(ŝ)) · W8. The weight scales cannot be
 //    carried by outer-vector scales here (the GEMM contracts over N, across
 //    the parts), so they are folded into dy's columns before dy is
-//    quantized to e5m2: one GEMM with the transposed FP8 weight W8ᵀ [K, N],
+//    quantized (fp8GradDtype: e5m2 for tensorwise, e4m3 for the rowwise
+//    recipes): one GEMM with the transposed FP8 weight W8ᵀ [K, N],
 //    cast by the backward from the parts the forward saved (or found in the
 //    weight cache).
 //  * wgrad: dW = dyᵀ · x, which does not involve the weight scales: one
-//    e5m2 × e4m3 GEMM over dy's and x's transposed FP8 copies (TN, K-major),
+//    FP8 GEMM over dy's and x's transposed FP8 copies (TN, K-major),
 //    or, for `rowwise_with_gw_hp`, the high-precision `linear_wgrad`, per
 //    run of consecutive trainable parts (frozen parts get no GEMM). Each
 //    part's gradient is a row block of its run's dW. A row count that is not
@@ -23,7 +24,9 @@
 //
 // Scales per recipe: tensorwise: one per tensor (x, dy); rowwise: x and dy
 // per row for the forward and dgrad, per column (over the rows) for wgrad.
-// Weight parts always have one scale each.
+// Weight parts always have one scale each. The rowwise recipes round every
+// scale down to a power of 2 (fp8Pow2Scales), so folding ŝ into dy is exact.
+// Both choices are torchao's rowwise (docs/UserGuide.md, "FP8 recipes").
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +75,7 @@ public:
     checkFp8LinearArgs(input, weight, bias, kOp);
     Fp8Recipe recipe = parseFp8Recipe(recipeName, kOp);
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
+    bool pow2 = fp8Pow2Scales(recipe);
     SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
     bool needInput = call.needs.input, anyWeight = call.needs.anyWeight();
     // Backward casts W8ᵀ from the parts, through the weight cache when it is
@@ -99,17 +103,18 @@ public:
     at::Tensor x8, x8t, sx, xCols, sxCols;
     if (anyWeight && recipe == Fp8Recipe::Rowwise) {
       std::tie(x8, sx, xCols, sxCols) = h.fp8QuantizeDual.call(
-          input, at::kFloat8_e4m3fn, std::nullopt, "rows");
+          input, at::kFloat8_e4m3fn, std::nullopt, "rows", pow2);
     } else {
       std::tie(x8, x8t, sx) =
           h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
                              rowwise ? "rows" : "tensor", std::nullopt,
-                             /*write_out=*/true, xTransposed);
+                             /*write_out=*/true, xTransposed, pow2);
     }
     // Without the weight cache no FP8 copy of the weights outlives this
     // GEMM (as torchao recasts its weights).
-    auto [w8, unusedW8t, partScaleInv, rowScaleInv] = h.fp8CastParts.call(
-        weight, at::kFloat8_e4m3fn, /*write_transposed=*/false, cacheWeights);
+    auto [w8, unusedW8t, partScaleInv, rowScaleInv] =
+        h.fp8CastParts.call(weight, at::kFloat8_e4m3fn,
+                            /*write_transposed=*/false, cacheWeights, pow2);
     std::vector<at::Tensor> oneBias;
     if (hasBias)
       oneBias.push_back(at::cat(*bias));
@@ -161,6 +166,8 @@ public:
     auto recipe = static_cast<Fp8Recipe>(ctx->saved_data["recipe"].toInt());
     at::ScalarType weightDtype = ctx->saved_data["weight_dtype"].toScalarType();
     bool rowwise = recipe != Fp8Recipe::Tensorwise;
+    bool pow2 = fp8Pow2Scales(recipe);
+    at::ScalarType gradFp8 = fp8GradDtype(recipe);
     const OpHandles &h = ops();
     // One slot per flattened tensor input, then the four non-tensor inputs.
     torch::autograd::variable_list grads(1 + n + (hasBias ? n : 0) + 4);
@@ -184,7 +191,7 @@ public:
       auto [unusedW8, w8t, unusedPartScaleInv, rowScaleInv] =
           h.fp8CastParts.call(weight, at::kFloat8_e4m3fn,
                               /*write_transposed=*/true,
-                              ctx->saved_data["cache_weights"].toBool());
+                              ctx->saved_data["cache_weights"].toBool(), pow2);
       at::Tensor dz8, sz, sw;
       // No weight scale left for the GEMM (folded into dy): ones, as many as
       // dx has columns when dy's scales are per row (outer-vector mode), so
@@ -195,8 +202,8 @@ public:
       };
       if (lonePart) {
         auto [out, outT, scaleInv] = h.fp8Quantize.call(
-            grad, at::kFloat8_e5m2, "tensor", std::nullopt,
-            /*write_out=*/true, /*write_transposed=*/needs.anyWeight());
+            grad, gradFp8, "tensor", std::nullopt,
+            /*write_out=*/true, /*write_transposed=*/needs.anyWeight(), pow2);
         dz8 = out, sz = scaleInv;
         if (needs.anyWeight())
           dy8t = padColumns(outT), sdy = scaleInv;
@@ -205,8 +212,7 @@ public:
         // Tensorwise with several parts: the folded dy for dgrad and the
         // plain transposed dy for wgrad from one read (two amaxes, one cast).
         auto [out, scaleInv, outT, scaleInvT] =
-            h.fp8QuantizeDual.call(grad, at::kFloat8_e5m2, rowScaleInv,
-                                   "tensor");
+            h.fp8QuantizeDual.call(grad, gradFp8, rowScaleInv, "tensor", pow2);
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
         sw = ones();
@@ -214,15 +220,15 @@ public:
         // Rowwise: dy per row (folded) for dgrad and per column (plain,
         // transposed) for wgrad, from one read of dy.
         auto [out, scaleInv, outT, scaleInvT] = h.fp8QuantizeDual.call(
-            grad, at::kFloat8_e5m2, rowScaleInv, "rows");
+            grad, gradFp8, rowScaleInv, "rows", pow2);
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
         sw = ones();
       } else {
         auto [out, unused, scaleInv] =
-            h.fp8Quantize.call(grad, at::kFloat8_e5m2,
-                               rowwise ? "rows" : "tensor", rowScaleInv,
-                               /*write_out=*/true, /*write_transposed=*/false);
+            h.fp8Quantize.call(grad, gradFp8, rowwise ? "rows" : "tensor",
+                               rowScaleInv, /*write_out=*/true,
+                               /*write_transposed=*/false, pow2);
         dz8 = out, sz = scaleInv;
         sw = ones();
       }
@@ -237,9 +243,9 @@ public:
       std::vector<WgradRun> runs = wgradRuns(needs);
       if (recipe != Fp8Recipe::RowwiseWithGwHp && !dy8t.defined()) {
         auto quantized =
-            h.fp8Quantize.call(grad, at::kFloat8_e5m2,
-                               rowwise ? "cols" : "tensor", std::nullopt,
-                               /*write_out=*/false, /*write_transposed=*/true);
+            h.fp8Quantize.call(grad, gradFp8, rowwise ? "cols" : "tensor",
+                               std::nullopt, /*write_out=*/false,
+                               /*write_transposed=*/true, pow2);
         dy8t = padColumns(std::get<1>(quantized));
         sdy = std::get<2>(quantized);
       }

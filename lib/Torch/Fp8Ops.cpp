@@ -93,7 +93,8 @@ void checkBiasParts(at::TensorList bias, at::TensorList weight,
                     at::ScalarType dtype, const char *ref, at::Device device,
                     const char *op) {
   TORCH_CHECK(bias.size() == weight.size(), op, ": bias has ", bias.size(),
-              " tensors but weight has ", weight.size());
+              bias.size() == 1 ? " tensor" : " tensors", " but weight has ",
+              weight.size());
   for (size_t i = 0; i < bias.size(); ++i) {
     std::string name = "bias[" + std::to_string(i) + "]";
     const at::Tensor &b = bias[i];
@@ -145,6 +146,11 @@ at::Tensor fp8GemmOperand(const at::Tensor &t) {
 void checkFp8Target(at::ScalarType dtype, const char *op) {
   TORCH_CHECK(fp8DtypeCode(dtype) >= 0, op, ": dtype is ", dtype,
               "; FP8 means float8_e4m3fn or float8_e5m2");
+}
+
+/// The runtime's scale rule for `pow2Scales`.
+int32_t scaleRule(bool pow2Scales) {
+  return pow2Scales ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT;
 }
 
 float *floatData(const at::Tensor &t) {
@@ -217,6 +223,15 @@ Fp8Recipe splitlinear::parseFp8Recipe(c10::string_view name,
   return Fp8Recipe::RowwiseWithGwHp;
 }
 
+at::ScalarType splitlinear::fp8GradDtype(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::Tensorwise ? at::kFloat8_e5m2
+                                         : at::kFloat8_e4m3fn;
+}
+
+bool splitlinear::fp8Pow2Scales(Fp8Recipe recipe) {
+  return recipe != Fp8Recipe::Tensorwise;
+}
+
 //===----------------------------------------------------------------------===//
 // fp8_quantize
 //===----------------------------------------------------------------------===//
@@ -225,7 +240,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
                          c10::string_view axis,
                          const std::optional<at::Tensor> &colScale,
-                         bool writeOut, bool writeTransposed) {
+                         bool writeOut, bool writeTransposed,
+                         bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_quantize";
   checkQuantizeArgs(input, dtype, op);
   slinrt_quant_axis quantAxis = parseAxis(axis, op);
@@ -254,7 +270,8 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
                       &desc, scale.defined() ? floatData(scale) : nullptr,
                       floatData(amax), floatData(scaleInv),
                       writeOut ? bytes(out) : nullptr,
-                      writeTransposed ? bytes(outT) : nullptr);
+                      writeTransposed ? bytes(outT) : nullptr,
+                      scaleRule(pow2Scales));
   checkContext(ctx, op);
   return {out, outT, scaleInv};
 }
@@ -262,7 +279,7 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
                              const std::optional<at::Tensor> &colScale,
-                             c10::string_view axis) {
+                             c10::string_view axis, bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_quantize_dual";
   checkQuantizeArgs(input, dtype, op);
   TORCH_CHECK(axis == "tensor" || axis == "rows", op,
@@ -292,12 +309,14 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
   if (rows) {
     slinrt_quantize_fp8_dual_rows(ctx, src, dst, &desc, cs, nullptr,
                                   floatData(scaleInv), bytes(out),
-                                  floatData(scaleInvT), bytes(outT));
+                                  floatData(scaleInvT), bytes(outT),
+                                  scaleRule(pow2Scales));
   } else {
     at::Tensor amax = at::empty({2}, f32);
     slinrt_quantize_fp8_dual(ctx, src, dst, &desc, cs, floatData(amax),
                              floatData(scaleInv), bytes(out),
-                             floatData(scaleInvT), bytes(outT));
+                             floatData(scaleInvT), bytes(outT),
+                             scaleRule(pow2Scales));
   }
   checkContext(ctx, op);
   return {out, scaleInv, outT, scaleInvT};
@@ -309,11 +328,13 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
-                          bool writeTransposed, bool cache) {
+                          bool writeTransposed, bool cache,
+                          bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_cast_parts";
   if (cache)
-    return cachedFp8CastParts(parts, dtype, writeTransposed, [&] {
-      return fp8CastParts(parts, dtype, writeTransposed, /*cache=*/false);
+    return cachedFp8CastParts(parts, dtype, writeTransposed, pow2Scales, [&] {
+      return fp8CastParts(parts, dtype, writeTransposed, /*cache=*/false,
+                          pow2Scales);
     });
   TORCH_CHECK(!parts.empty(), op, ": parts must hold at least one tensor");
   checkFp8Target(dtype, op);
@@ -351,7 +372,8 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   slinrt_cast_parts_fp8(ctx, src, static_cast<slinrt_dtype>(fp8DtypeCode(dtype)),
                         numParts, descs.data(), floatData(amax), bytes(w8),
                         writeTransposed ? bytes(w8T) : nullptr,
-                        floatData(scaleInv), floatData(rowScaleInv));
+                        floatData(scaleInv), floatData(rowScaleInv),
+                        scaleRule(pow2Scales));
   checkContext(ctx, op);
   return {w8, w8T, scaleInv, rowScaleInv};
 }
@@ -468,13 +490,13 @@ at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
   constexpr const char *op = "splitlinear.fp8_linear";
   Fp8Recipe r = parseFp8Recipe(recipe, op);
   checkFp8LinearArgs(input, weight, bias, op);
-  auto [x8, unusedT, sx] =
-      fp8Quantize(input, at::kFloat8_e4m3fn,
-                  r == Fp8Recipe::Tensorwise ? "tensor" : "rows",
-                  std::nullopt, /*writeOut=*/true, /*writeTransposed=*/false);
+  bool pow2 = fp8Pow2Scales(r);
+  auto [x8, unusedT, sx] = fp8Quantize(
+      input, at::kFloat8_e4m3fn, r == Fp8Recipe::Tensorwise ? "tensor" : "rows",
+      std::nullopt, /*writeOut=*/true, /*writeTransposed=*/false, pow2);
   auto [w8, unusedWT, partScaleInv, rowScaleInv] =
       fp8CastParts(weight, at::kFloat8_e4m3fn, /*writeTransposed=*/false,
-                   cacheWeights);
+                   cacheWeights, pow2);
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
   x8 = x8.view(shape);
   std::optional<std::vector<at::Tensor>> oneBias;
@@ -558,7 +580,8 @@ at::Tensor splitlinear::fp8ServingLinear(const at::Tensor &input,
   } else {
     auto [q, unusedT, s] =
         fp8Quantize(input, at::kFloat8_e4m3fn, axis, std::nullopt,
-                    /*writeOut=*/true, /*writeTransposed=*/false);
+                    /*writeOut=*/true, /*writeTransposed=*/false,
+                    /*pow2Scales=*/false);
     x8 = q.view(shape);
     sx = s;
   }

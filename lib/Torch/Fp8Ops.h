@@ -11,11 +11,12 @@
 // flattened leading dims):
 //   fp8_quantize(Tensor input, ScalarType dtype, str axis,
 //                Tensor? col_scale=None, bool write_out=True,
-//                bool write_transposed=False)
+//                bool write_transposed=False, bool pow2_scales=False)
 //       -> (Tensor out [M, K] or [0, 0], Tensor out_t [K, M] or [0, 0],
 //           Tensor scale_inv [1] / [M] / [K])
 //   fp8_cast_parts(Tensor[] parts, ScalarType dtype,
-//                  bool write_transposed=False)
+//                  bool write_transposed=False, bool cache=False,
+//                  bool pow2_scales=False)
 //       -> (Tensor w8 [N, K], Tensor w8_t [K, N] or [0, 0],
 //           Tensor scale_inv [P], Tensor row_scale_inv [N])
 //   scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight,
@@ -41,14 +42,25 @@ namespace splitlinear {
 
 /// The FP8 training recipes, named as torchao names them.
 enum class Fp8Recipe {
-  /// One scale per activation and gradient tensor, one per weight part.
+  /// One scale per activation and gradient tensor, one per weight part;
+  /// x and W in e4m3, dy in e5m2, scales exact.
   Tensorwise,
   /// One scale per row of the activation and of the output gradient (per
-  /// column of each for wgrad), one per weight part.
+  /// column of each for wgrad), one per weight part; x, W and dy in e4m3,
+  /// every scale rounded down to a power of 2 (torchao's
+  /// `Float8LinearConfig.from_recipe_name("rowwise")`).
   Rowwise,
   /// Rowwise, with wgrad in the input's precision.
   RowwiseWithGwHp,
 };
+
+/// The FP8 type of the output gradient dy under `recipe`: e5m2 for
+/// tensorwise, e4m3 for the rowwise recipes (as torchao's).
+at::ScalarType fp8GradDtype(Fp8Recipe recipe);
+
+/// Whether `recipe` rounds its scales down to powers of 2 (the rowwise
+/// recipes, as torchao's `round_scales_to_power_of_2`).
+bool fp8Pow2Scales(Fp8Recipe recipe);
 
 /// The recipe named `name` ("tensorwise", "rowwise", "rowwise_with_gw_hp").
 /// Raises c10::Error naming `op`'s `recipe` argument and the valid names.
@@ -60,11 +72,12 @@ Fp8Recipe parseFp8Recipe(c10::string_view name, const char *op);
 /// quantized is input[m, k] · colScale[k]. Returns the row-major FP8 copy
 /// (`writeOut`), its transpose [K, M] (`writeTransposed`; empty [0, 0]
 /// tensors when not asked for) and scale_inv (float32, [1], [M] or [K]).
+/// `pow2Scales` rounds each scale down to a power of 2 (SLINRT_SCALE_POW2).
 /// Raises c10::Error naming the argument for a bad dtype, axis or shape.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>
 fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
             c10::string_view axis, const std::optional<at::Tensor> &colScale,
-            bool writeOut, bool writeTransposed);
+            bool writeOut, bool writeTransposed, bool pow2Scales);
 
 /// The two quantizations of one tensor [..., K] (flattened to [M, K]) that
 /// an FP8 backward needs, from one read. axis "tensor"
@@ -78,11 +91,12 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 /// fp8Quantize(input, dtype, "rows", colScale, true, false) and
 /// fp8Quantize(input, dtype, "cols", nullopt, false, true). Returns (out,
 /// scale_inv, out_t, scale_inv_t). colScale: float32 [K] on input's device.
-/// Raises naming the argument for a bad dtype, axis, device or length.
+/// `pow2Scales` as for fp8Quantize. Raises naming the argument for a bad
+/// dtype, axis, device or length.
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
                 const std::optional<at::Tensor> &colScale,
-                c10::string_view axis);
+                c10::string_view axis, bool pow2Scales);
 
 /// Quantizes weight parts [N_i, K] (one float dtype, one device) into one
 /// FP8 buffer [N, K], each part with its own tensorwise scale, and with
@@ -90,10 +104,10 @@ fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
 /// scale_inv [P], row_scale_inv [N]: each row's part's scale_inv). Two
 /// launches on CUDA (the amax of every part, the cast), no host sync. With
 /// `cache`, a result kept from an earlier call on the same, unchanged parts
-/// is returned instead (Fp8WeightCache.h).
+/// (and the same `pow2Scales`) is returned instead (Fp8WeightCache.h).
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 fp8CastParts(at::TensorList parts, at::ScalarType dtype, bool writeTransposed,
-             bool cache);
+             bool cache, bool pow2Scales);
 
 /// y [..., N] = sx · ŝ · (input · concat(weight)ᵀ) (+ concat(bias)) in
 /// `outDtype` (float32, float16, bfloat16): `input` [..., K] FP8,

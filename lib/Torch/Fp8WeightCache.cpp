@@ -104,14 +104,15 @@ std::optional<PartKey> keyOf(const at::Tensor &t) {
 struct Entry {
   std::vector<PartKey> parts;
   at::ScalarType dtype;
+  bool pow2Scales;
   Fp8PartsResult result;
   bool transposed;
 
   /// Whether this entry holds `ts` (whose keys, with their aliases'
   /// versions now, are `keys`).
   bool matches(at::TensorList ts, const std::vector<PartKey> &keys,
-               at::ScalarType d, bool needTransposed) const {
-    if (d != dtype || ts.size() != parts.size() ||
+               at::ScalarType d, bool pow2, bool needTransposed) const {
+    if (d != dtype || pow2 != pow2Scales || ts.size() != parts.size() ||
         (needTransposed && !transposed))
       return false;
     for (size_t i = 0; i < ts.size(); ++i)
@@ -202,7 +203,7 @@ Fp8PartsResult freshScales(const Fp8PartsResult &r) {
 
 Fp8PartsResult
 splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
-                                bool writeTransposed,
+                                bool writeTransposed, bool pow2Scales,
                                 const std::function<Fp8PartsResult()> &cast) {
   Cache &c = cache();
   std::vector<PartKey> keys;
@@ -228,7 +229,7 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
     for (size_t i = 0; i < keys.size(); ++i)
       keys[i].aliases = aliasVersionsOf(c, parts[i]);
     for (const Entry &e : c.entries)
-      if (e.matches(parts, keys, dtype, writeTransposed)) {
+      if (e.matches(parts, keys, dtype, pow2Scales, writeTransposed)) {
         ++c.hits;
         return freshScales(e.result);
       }
@@ -241,8 +242,10 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
                     [](const PartKey &k) { return !k.alive(); }))
       return true;
     // The same tensors' older value (or the same value without the
-    // transposed copy): replaced by this one.
-    if (e.parts.size() != keys.size() || e.dtype != dtype)
+    // transposed copy): replaced by this one. Another scale rule's entry
+    // stays (a model may run two recipes).
+    if (e.parts.size() != keys.size() || e.dtype != dtype ||
+        e.pow2Scales != pow2Scales)
       return false;
     for (size_t i = 0; i < keys.size(); ++i)
       if (e.parts[i].storage._unsafe_get_target() !=
@@ -253,7 +256,8 @@ splitlinear::cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
   };
   c.entries.erase(std::remove_if(c.entries.begin(), c.entries.end(), stale),
                   c.entries.end());
-  c.entries.push_back(Entry{std::move(keys), dtype, result, writeTransposed});
+  c.entries.push_back(
+      Entry{std::move(keys), dtype, pow2Scales, result, writeTransposed});
   return freshScales(result);
 }
 

@@ -34,13 +34,14 @@ using Fp8PartsResult =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>;
 
 /// `cast(parts)`'s result, from the cache when an entry for these parts (and
-/// `dtype`, and a transposed copy when `writeTransposed`) is still valid,
+/// `dtype` and `pow2Scales`, and a transposed copy when `writeTransposed`) is
+/// still valid,
 /// else computed and stored. Parts that cannot be keyed (inference tensors,
 /// tensors without storage) and CUDA graph capture bypass the cache (a
 /// captured graph must cast on every replay). The scale tensors returned are
 /// fresh copies, so the caller's memory planning never writes over an entry.
 Fp8PartsResult cachedFp8CastParts(at::TensorList parts, at::ScalarType dtype,
-                                  bool writeTransposed,
+                                  bool writeTransposed, bool pow2Scales,
                                   const std::function<Fp8PartsResult()> &cast);
 
 /// Watches `alias`, a tensor over the same memory as some parameter but

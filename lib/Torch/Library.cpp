@@ -31,13 +31,14 @@ TORCH_LIBRARY(splitlinear, m) {
   m.def("cast_concat(Tensor[] parts, ScalarType dtype) -> Tensor");
   m.def("fp8_quantize(Tensor input, ScalarType dtype, str axis, "
         "Tensor? col_scale=None, bool write_out=True, "
-        "bool write_transposed=False) -> (Tensor, Tensor, Tensor)");
+        "bool write_transposed=False, bool pow2_scales=False) -> "
+        "(Tensor, Tensor, Tensor)");
   m.def("fp8_quantize_dual(Tensor input, ScalarType dtype, "
-        "Tensor? col_scale=None, str axis=\"tensor\") -> "
-        "(Tensor, Tensor, Tensor, Tensor)");
+        "Tensor? col_scale=None, str axis=\"tensor\", "
+        "bool pow2_scales=False) -> (Tensor, Tensor, Tensor, Tensor)");
   m.def("fp8_cast_parts(Tensor[] parts, ScalarType dtype, "
-        "bool write_transposed=False, bool cache=False) -> "
-        "(Tensor, Tensor, Tensor, Tensor)");
+        "bool write_transposed=False, bool cache=False, "
+        "bool pow2_scales=False) -> (Tensor, Tensor, Tensor, Tensor)");
   m.def("scaled_linear(Tensor input, Tensor input_scale_inv, Tensor[] weight, "
         "Tensor weight_scale_inv, Tensor[]? bias=None, "
         "ScalarType out_dtype=bfloat16, bool fast_accum=False) -> Tensor");

@@ -26,14 +26,14 @@ using WgradSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor &,
 using CastConcatSig = at::Tensor(at::TensorList, at::ScalarType);
 using Fp8QuantizeSig = std::tuple<at::Tensor, at::Tensor, at::Tensor>(
     const at::Tensor &, at::ScalarType, c10::string_view,
-    const std::optional<at::Tensor> &, bool, bool);
+    const std::optional<at::Tensor> &, bool, bool, bool);
 using Fp8QuantizeDualSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
         const at::Tensor &, at::ScalarType, const std::optional<at::Tensor> &,
-        c10::string_view);
+        c10::string_view, bool);
 using Fp8CastPartsSig =
     std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
-        at::TensorList, at::ScalarType, bool, bool);
+        at::TensorList, at::ScalarType, bool, bool, bool);
 using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                    at::TensorList, const at::Tensor &,
                                    std::optional<at::TensorList>,

@@ -94,7 +94,8 @@ def _check_col_scale(col_scale: Tensor, input: Tensor, who: str) -> None:
 
 @torch.library.register_fake("splitlinear::fp8_quantize")
 def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None,
-                       write_out: bool = True, write_transposed: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+                       write_out: bool = True, write_transposed: bool = False,
+                       pow2_scales: bool = False) -> tuple[Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_quantize"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
     _check_high_precision(input.dtype, who, "input")
@@ -111,7 +112,7 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
 
 @torch.library.register_fake("splitlinear::fp8_quantize_dual")
 def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
-                            axis: str = "tensor") -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                            axis: str = "tensor", pow2_scales: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_quantize_dual"
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
     _check_high_precision(input.dtype, who, "input")
@@ -128,7 +129,8 @@ def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor
 
 @torch.library.register_fake("splitlinear::fp8_cast_parts")
 def _fp8_cast_parts_fake(parts: Sequence[Tensor], dtype: torch.dtype,
-                         write_transposed: bool = False, cache: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+                         write_transposed: bool = False, cache: bool = False,
+                         pow2_scales: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     who = "splitlinear.fp8_cast_parts"
     torch._check(len(parts) > 0, lambda: f"{who}: parts must hold at least one tensor")
     _check_fp8_target(dtype, who)

@@ -243,14 +243,15 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
     ``docs/Design.md``, "FP8"):
 
     - dgrad ``dx = dy · W = (dy · diag(ŝ)) · W8``: the parts' scales are folded
-      into ``dy``'s columns while ``dy`` is quantized to ``float8_e5m2`` (per
-      tensor, or per row), then one GEMM with the transposed FP8 weight, cast
+      into ``dy``'s columns while ``dy`` is quantized (``float8_e5m2`` per
+      tensor for ``tensorwise``, ``float8_e4m3fn`` per row for the rowwise
+      recipes), then one GEMM with the transposed FP8 weight, cast
       again from the parts in backward (the same bytes, so that no FP8 weight
       is held between forward and backward, and a part changed in place since
       the forward raises; with ``cache_weights``, through the cache);
-    - wgrad ``dW = dyᵀ · x``: one ``e5m2 × e4m3`` GEMM over the transposed FP8
-      copies of ``dy`` and ``x`` (``rowwise``: one scale per column, over the
-      tokens), or in the input's precision for ``rowwise_with_gw_hp``. Each
+    - wgrad ``dW = dyᵀ · x``: one FP8 GEMM over the transposed FP8 copies of
+      ``dy`` and ``x`` (``rowwise``: one scale per column, over the tokens), or
+      in the input's precision for ``rowwise_with_gw_hp``. Each
       part's gradient is a row block of the one ``dW``, in the part's dtype;
       frozen parts (``requires_grad=False``) get none.
 
@@ -260,10 +261,11 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
             ``input``'s: float32 master weights), on ``input``'s device, each
             N_i a multiple of 16.
         bias: None, or one ``[N_i]`` tensor per part, of ``input``'s dtype.
-        recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``
-            (torchao's names; where the numerics differ from torchao's recipes
-            -- dY in e5m2 under rowwise, one scale per weight part, fp32
-            scales -- docs/UserGuide.md's recipe table says how).
+        recipe: ``"tensorwise"``, ``"rowwise"`` or ``"rowwise_with_gw_hp"``,
+            torchao's names and dtypes (tensorwise: dY e5m2, fp32 scales; the
+            rowwise recipes: dY e4m3, every scale rounded down to a power of
+            2). Where we differ -- one scale per weight part instead of per
+            row -- docs/UserGuide.md's recipe table says how.
         cache_weights: cast the weight parts through the FP8 weight cache
             (:func:`fp8_cast_parts` with ``cache=True``): quantized at most
             twice while they do not change (``W8`` by the first forward,
@@ -374,12 +376,13 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
 
 
 def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,
-                 write_out: bool = True, write_transposed: bool = False) -> Fp8Quantized:
+                 write_out: bool = True, write_transposed: bool = False, pow2_scales: bool = False) -> Fp8Quantized:
     """Quantizes ``input`` to FP8 with one scale per tensor, row or column.
 
     ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``amax`` is taken over the
     whole tensor (``axis="tensor"``), each row (``"rows"``) or each column
-    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows), the FP8 value
+    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows; with
+    ``pow2_scales`` rounded down to a power of 2, torchao's ``round_scales_to_power_of_2``), the FP8 value
     is ``saturate(rne(v * scale))`` and ``scale_inv = 1 / scale``, all in
     float32, where ``v = input[m, k]``, or ``input[m, k] * col_scale[k]`` with
     ``col_scale`` (the dgrad of :func:`fp8_linear` folds the weight parts'
@@ -394,6 +397,8 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
         write_out: write the row-major copy ``[M, K]``.
         write_transposed: write the transposed copy ``[K, M]`` (the K-major
             operand Hopper's TN-only FP8 GEMM needs).
+        pow2_scales: round every scale down to a power of 2 (exact scaling;
+            the rowwise recipes' rule).
 
     Returns:
         :class:`Fp8Quantized` ``(data, data_t, scale_inv)``; copies not asked
@@ -403,11 +408,11 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
         RuntimeError: naming the argument, for a bad dtype, axis or
             ``col_scale``.
     """
-    return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed))
+    return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed, pow2_scales))
 
 
 def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
-                      axis: Fp8DualAxis = "tensor") -> Fp8QuantizedDual:
+                      axis: Fp8DualAxis = "tensor", *, pow2_scales: bool = False) -> Fp8QuantizedDual:
     """The two quantizations of one tensor that :func:`fp8_linear` needs (dgrad and wgrad of ``dy``,
     or the rowwise forward's ``x`` and its wgrad copy), from one read.
 
@@ -432,6 +437,7 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
         col_scale: float32 ``[K]`` on ``input``'s device; required for axis
             ``"tensor"``.
         axis: ``"tensor"`` or ``"rows"``.
+        pow2_scales: as for :func:`fp8_quantize`, for both copies.
 
     Returns:
         :class:`Fp8QuantizedDual` ``(data, scale_inv, data_t, scale_inv_t)``.
@@ -439,11 +445,11 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
     Raises:
         RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``.
     """
-    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale, axis))
+    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale, axis, pow2_scales))
 
 
 def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False,
-                   cache: bool = False) -> Fp8Parts:
+                   cache: bool = False, pow2_scales: bool = False) -> Fp8Parts:
     """Quantizes weight parts ``[N_i, K]`` into one FP8 buffer ``[ΣN_i, K]``, each with its own scale.
 
     Part ``i`` gets ``scale_i = fp8_max / max |parts[i]|`` (the conventions of
@@ -467,6 +473,9 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
             optimizer step clears the cache (fused optimizers bump no
             version counter). CUDA graph capture and inference tensors
             bypass the cache.
+        pow2_scales: round each part's scale down to a power of 2 (as
+            :func:`fp8_quantize`); an entry of the cache serves only calls
+            with the same rule.
 
     Returns:
         :class:`Fp8Parts` ``(data, data_t, scale_inv, row_scale_inv)``.
@@ -479,7 +488,7 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
     parts = _parts("fp8_cast_parts", "parts", parts)
     if not parts:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
-    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache))
+    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache, pow2_scales))
 
 
 @torch.compiler.disable  # read when called, not once when traced

@@ -2,7 +2,8 @@
 
 Written from the conventions (``Runtime.h``, "FP8 quantization";
 ``lib/Torch/Fp8Autograd.cpp`` for the backward), not from the C++ code:
-``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows), ``x8 = clamp(v * scale).to(fp8)``
+``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows; with ``pow2``
+``exp2(floor(log2(scale)))``, torchao's rounding), ``x8 = clamp(v * scale).to(fp8)``
 (torch's cast rounds to nearest even; the clamp saturates), ``scale_inv =
 1 / scale``, every step a float32 operation. Decoding FP8 is exact, so the
 GEMMs here are exact in float64 up to their last rounding.
@@ -29,11 +30,13 @@ class Quantized(NamedTuple):
     scale_inv: Tensor  # float32 [1] / [M] / [K]
 
 
-def _scale(amax: Tensor, dtype: torch.dtype) -> Tensor:
+def _scale(amax: Tensor, dtype: torch.dtype, pow2: bool = False) -> Tensor:
     fp8_max = torch.tensor(FP8_MAX[dtype], dtype=torch.float32)
     scale = fp8_max / amax
     # An overflowing quotient (amax < fp8_max / FLT_MAX) is clamped to FLT_MAX.
     scale = torch.where(scale == torch.inf, torch.finfo(torch.float32).max, scale)
+    if pow2:
+        scale = torch.exp2(torch.floor(torch.log2(scale)))
     return torch.where(amax == 0, torch.ones_like(amax), scale)
 
 
@@ -42,21 +45,22 @@ def _cast(v: Tensor, scale: Tensor, dtype: torch.dtype) -> Tensor:
     return (v * scale).clamp(-m, m).to(dtype)
 
 
-def quantize(x: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None) -> Quantized:
-    """``fp8_quantize`` of ``x`` [..., K] (flattened to [M, K])."""
+def quantize(x: Tensor, dtype: torch.dtype, axis: str, col_scale: Tensor | None = None,
+             pow2: bool = False) -> Quantized:
+    """``fp8_quantize`` of ``x`` [..., K] (flattened to [M, K]); ``pow2``: ``pow2_scales``."""
     v = x.detach().reshape(-1, x.shape[-1]).cpu().float()
     if col_scale is not None:
         v = v * col_scale.cpu()
     a = v.abs()
     if axis == "tensor":
         amax = a.amax().reshape(1) if a.numel() else torch.zeros(1)
-        scale = _scale(amax, dtype)
+        scale = _scale(amax, dtype, pow2)
         q = _cast(v, scale, dtype)
     elif axis == "rows":
-        scale = _scale(a.amax(1) if a.shape[1] else torch.zeros(a.shape[0]), dtype)
+        scale = _scale(a.amax(1) if a.shape[1] else torch.zeros(a.shape[0]), dtype, pow2)
         q = _cast(v, scale[:, None], dtype)
     else:
-        scale = _scale(a.amax(0) if a.shape[0] else torch.zeros(a.shape[1]), dtype)
+        scale = _scale(a.amax(0) if a.shape[0] else torch.zeros(a.shape[1]), dtype, pow2)
         q = _cast(v, scale[None, :], dtype)
     return Quantized(q, q.t().contiguous(), 1.0 / scale)
 
@@ -68,9 +72,9 @@ class Parts(NamedTuple):
     row_scale_inv: Tensor  # [N]
 
 
-def cast_parts(parts: list[Tensor], dtype: torch.dtype) -> Parts:
+def cast_parts(parts: list[Tensor], dtype: torch.dtype, pow2: bool = False) -> Parts:
     """``fp8_cast_parts``: each part with its own tensorwise scale."""
-    qs = [quantize(p, dtype, "tensor") for p in parts]
+    qs = [quantize(p, dtype, "tensor", pow2=pow2) for p in parts]
     data = torch.cat([q.data for q in qs])
     scale_inv = torch.cat([q.scale_inv for q in qs])
     rows = torch.tensor([p.shape[0] for p in parts])
@@ -165,15 +169,18 @@ def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recip
 
     Forward: x -> e4m3 (tensor, or rows), parts -> e4m3 with their own scales,
     ``sx * ŝ * (x8 · W8ᵀ) + cat(bias)``. dgrad: ``dy * ŝ`` (column scale)
-    quantized to e5m2 (tensor, or rows), times ``W8`` (``W8ᵀ``'s rows), unit
-    weight scale; tensorwise with one part: ``dy`` quantized as it is, the
-    part's scale as the weight scale. wgrad: ``dyᵀ`` and ``xᵀ`` quantized, e5m2 × e4m3 (tensorwise:
+    quantized to dY's type (tensorwise: e5m2 per tensor; rowwise: e4m3 per row), times ``W8`` (``W8ᵀ``'s
+    rows), unit weight scale; tensorwise with one part: ``dy`` quantized as it is, the
+    part's scale as the weight scale. wgrad: ``dyᵀ`` and ``xᵀ`` quantized (tensorwise:
     x's forward scale; rowwise: per column of x and of dy), or ``dyᵀ · x`` in
-    high precision (``rowwise_with_gw_hp``: exact here, rounded by the op).
+    high precision (``rowwise_with_gw_hp``: exact here, rounded by the op). The rowwise
+    recipes round every scale down to a power of 2 (torchao's rowwise).
     """
     rowwise = recipe != "tensorwise"
-    xq = quantize(x, E4M3, "rows" if rowwise else "tensor")
-    wq = cast_parts(weight, E4M3)
+    pow2 = rowwise
+    gdt = E4M3 if rowwise else E5M2
+    xq = quantize(x, E4M3, "rows" if rowwise else "tensor", pow2=pow2)
+    wq = cast_parts(weight, E4M3, pow2)
     sw = wq.scale_inv if len(weight) == 1 else wq.row_scale_inv
     b = None if bias is None else torch.cat([t.detach().cpu() for t in bias])
     y = scaled_gemm(xq.data, xq.scale_inv, wq.data, sw, b)
@@ -185,7 +192,7 @@ def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recip
         dq = quantize(g, E5M2, "tensor")
         dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, wq.scale_inv)
     else:
-        dq = quantize(g, E5M2, "rows" if rowwise else "tensor", col_scale=wq.row_scale_inv)
+        dq = quantize(g, gdt, "rows" if rowwise else "tensor", col_scale=wq.row_scale_inv, pow2=pow2)
         dx = scaled_gemm(dq.data, dq.scale_inv, wq.data_t, torch.ones(1))
     if recipe == "rowwise_with_gw_hp":
         xd = x.detach().reshape(-1, x.shape[-1]).cpu().double()
@@ -193,9 +200,9 @@ def fp8_linear(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, recip
         exact = gd.t() @ xd
         dw = Gemm(exact, (xd.shape[0] + 3) * 2.0**-24 * (gd.abs().t() @ xd.abs()))
     else:
-        gq = quantize(g, E5M2, "cols" if rowwise else "tensor")
+        gq = quantize(g, gdt, "cols" if rowwise else "tensor", pow2=pow2)
         if rowwise:
-            xc = quantize(x, E4M3, "cols")
+            xc = quantize(x, E4M3, "cols", pow2=pow2)
             dw = scaled_gemm(gq.data_t, gq.scale_inv, xc.data_t, xc.scale_inv)
         else:
             dw = scaled_gemm(gq.data_t, gq.scale_inv, xq.data_t, xq.scale_inv)

@@ -44,12 +44,20 @@ def per_part_rows(op) -> Iterator[Callable[[int | None], None]]:
 @pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
 @pytest.mark.parametrize("axis", ["tensor", "rows", "cols"])
 @pytest.mark.parametrize("col_scale", [False, True], ids=["plain", "col_scale"])
-def test_quantize_bit_exact(op, src: torch.dtype, dtype: torch.dtype, axis: str, col_scale: bool) -> None:
+@pytest.mark.parametrize("pow2", [False, True], ids=["exact", "pow2"])
+def test_quantize_bit_exact(op, src: torch.dtype, dtype: torch.dtype, axis: str, col_scale: bool,
+                            pow2: bool) -> None:
+    """Bit for bit the emulation; ``pow2_scales`` gives scales that are powers of 2 (torchao's rounding)."""
     x = _wide(3, 5, 48, dtype=src, seed=1)
     cs = torch.exp(torch.randn(48, generator=torch.Generator().manual_seed(2))) if col_scale else None
-    want = ref.quantize(x, dtype, axis, cs)
+    want = ref.quantize(x, dtype, axis, cs, pow2=pow2)
+    if pow2:
+        assert torch.equal(torch.frexp(want.scale_inv).mantissa.abs(), torch.full_like(want.scale_inv, 0.5))
+    else:
+        assert not torch.equal(torch.frexp(want.scale_inv).mantissa.abs(), torch.full_like(want.scale_inv, 0.5))
     for write_out, write_t in [(True, False), (False, True), (True, True)]:
-        got = op.fp8_quantize(x, dtype, axis, col_scale=cs, write_out=write_out, write_transposed=write_t)
+        got = op.fp8_quantize(x, dtype, axis, col_scale=cs, write_out=write_out, write_transposed=write_t,
+                              pow2_scales=pow2)
         assert got.scale_inv.dtype == torch.float32
         assert torch.equal(got.scale_inv, want.scale_inv), "scale_inv"
         empty = torch.empty(0, 0, dtype=dtype)
@@ -113,23 +121,25 @@ def test_quantize_dual_is_the_two_tensorwise_quantizations(op, src: torch.dtype,
 @pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
 @pytest.mark.parametrize("shape", [(3, 5, 48), (37, 40), (1, 16)], ids=["3d", "ragged", "one-row"])
 @pytest.mark.parametrize("folded", [False, True], ids=["plain", "col_scale"])
+@pytest.mark.parametrize("pow2", [False, True], ids=["exact", "pow2"])
 def test_quantize_dual_rows_is_the_row_and_column_quantizations(op, src: torch.dtype, dtype: torch.dtype,
-                                                                shape: tuple[int, ...], folded: bool) -> None:
+                                                                shape: tuple[int, ...], folded: bool,
+                                                                pow2: bool) -> None:
     """Axis ``"rows"``: ``data`` is ``x (* col_scale)`` per row (dgrad, or the rowwise forward's x),
     ``data_t`` is ``xᵀ`` per column of x (wgrad). Bit for bit the emulation and the two
-    ``fp8_quantize`` calls it replaces."""
+    ``fp8_quantize`` calls it replaces, with either scale rule."""
     x = _wide(*shape, dtype=src, seed=15)
     k = shape[-1]
     cs = torch.exp(4 * torch.randn(k, generator=torch.Generator().manual_seed(16))) if folded else None
-    got = op.fp8_quantize_dual(x, dtype, cs, axis="rows")
-    rows, cols = ref.quantize(x, dtype, "rows", cs), ref.quantize(x, dtype, "cols")
+    got = op.fp8_quantize_dual(x, dtype, cs, axis="rows", pow2_scales=pow2)
+    rows, cols = ref.quantize(x, dtype, "rows", cs, pow2=pow2), ref.quantize(x, dtype, "cols", pow2=pow2)
     m = x.numel() // k
     assert got.scale_inv.shape == (m,) and got.scale_inv_t.shape == (k,)
     assert torch.equal(got.scale_inv, rows.scale_inv) and torch.equal(got.scale_inv_t, cols.scale_inv)
     assert_same_fp8(got.data, rows.data, "data")
     assert_same_fp8(got.data_t, cols.data_t, "data_t")
-    one = op.fp8_quantize(x, dtype, "rows", col_scale=cs)
-    other = op.fp8_quantize(x, dtype, "cols", write_out=False, write_transposed=True)
+    one = op.fp8_quantize(x, dtype, "rows", col_scale=cs, pow2_scales=pow2)
+    other = op.fp8_quantize(x, dtype, "cols", write_out=False, write_transposed=True, pow2_scales=pow2)
     assert torch.equal(got.scale_inv, one.scale_inv) and torch.equal(got.scale_inv_t, other.scale_inv)
     assert_same_fp8(got.data, one.data, "data vs fp8_quantize")
     assert_same_fp8(got.data_t, other.data_t, "data_t vs fp8_quantize")
@@ -176,13 +186,14 @@ def test_quantize_dual_strided_and_empty(op) -> None:
 
 @pytest.mark.parametrize("src", HIGH, ids=str)
 @pytest.mark.parametrize("dtype", [E4M3, E5M2], ids=["e4m3", "e5m2"])
-def test_cast_parts_bit_exact(op, src: torch.dtype, dtype: torch.dtype) -> None:
+@pytest.mark.parametrize("pow2", [False, True], ids=["exact", "pow2"])
+def test_cast_parts_bit_exact(op, src: torch.dtype, dtype: torch.dtype, pow2: bool) -> None:
     scales = (1.0, 1e-3, 30.0)
     parts = [_wide(n, 32, dtype=src, seed=10 + i) * s for i, (n, s) in enumerate(zip((16, 48, 32), scales))]
     parts[1] = torch.cat([parts[1], parts[1]], 1)[:, 5:37]  # a part with a row stride of 64
-    want = ref.cast_parts(parts, dtype)
+    want = ref.cast_parts(parts, dtype, pow2)
     for write_t in (False, True):
-        got = op.fp8_cast_parts(parts, dtype, write_transposed=write_t)
+        got = op.fp8_cast_parts(parts, dtype, write_transposed=write_t, pow2_scales=pow2)
         assert_same_fp8(got.data, want.data, "data")
         assert_same_fp8(got.data_t, want.data_t if write_t else torch.empty(0, 0, dtype=dtype), "data_t")
         assert torch.equal(got.scale_inv, want.scale_inv)

@@ -46,6 +46,23 @@ def test_unchanged_weights_hit(op) -> None:
     assert info["bytes"] == 48 * K  # the FP8 copy (no_grad-free call: no transposed copy needed)
 
 
+def test_entries_are_kept_per_scale_rule(op) -> None:
+    """tensorwise (exact scales) and rowwise (power-of-2 scales) on the same weights: each recipe gets
+    its own entry and its own scales, never the other's (regression: a shared entry would hand the
+    rowwise GEMM exact scales)."""
+    ws = _parts(2)
+    x = torch.randn(8, K)
+    for recipe in ("tensorwise", "rowwise", "tensorwise", "rowwise"):
+        got = op.fp8_linear(x, ws, recipe=recipe, cache_weights=True)
+        want = op.fp8_linear(x, [w.detach().clone() for w in ws], recipe=recipe)
+        assert torch.equal(got, want), recipe
+    info = op.fp8_weight_cache_info()
+    assert info["misses"] == 2 and info["hits"] == 2 and info["entries"] == 2, info
+    exact = op.fp8_cast_parts(ws, torch.float8_e4m3fn, cache=True).scale_inv
+    pow2 = op.fp8_cast_parts(ws, torch.float8_e4m3fn, cache=True, pow2_scales=True).scale_inv
+    assert torch.equal(pow2, torch.exp2(torch.ceil(torch.log2(exact)))), (exact, pow2)
+
+
 def _inplace_step(ws: list[torch.nn.Parameter]) -> None:
     ws[0].grad = torch.randn_like(ws[0])
     ws[1].grad = torch.randn_like(ws[1])

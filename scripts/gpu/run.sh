@@ -18,6 +18,13 @@ python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
 # The wheel, offline (torch is there already); --force-reinstall: a warm
 # machine may hold an older build.
 python3 -m pip install -q --no-deps --no-index --force-reinstall .carry/splitlinear-*.whl 2>&1 | tail -2
+# The benchmarks' peers that the machine lacks, carried by pack.sh (torchao,
+# pytest-xdist), offline.
+for w in .carry/wheels/*.whl; do
+  [ -e "$w" ] || continue
+  mod=$(basename "$w" | cut -d- -f1)
+  python3 -c "import $mod" 2>/dev/null || python3 -m pip install -q --no-deps --no-index "$w" 2>&1 | tail -2
+done
 LIB=$(python3 -c "import splitlinear, pathlib; print(pathlib.Path(splitlinear.__file__).parent / 'lib')")
 NV=$(python3 -c "import nvidia, pathlib; print(pathlib.Path(list(nvidia.__path__)[0]) / 'cu13' / 'lib')")
 echo "installed: $LIB"

@@ -722,10 +722,11 @@ private:
 };
 
 /// Quantizes x on both targets (amax, scaleInv, out and, unless !withOutT,
-/// outT) and expects the same bits.
+/// outT) with `scaleRule` and expects the same bits.
 void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
                      slinrt_dtype dst, slinrt_quant_axis axis, TestMatrix &x,
-                     const std::vector<float> *colScale, bool withOutT = true) {
+                     const std::vector<float> *colScale, bool withOutT = true,
+                     int32_t scaleRule = SLINRT_SCALE_EXACT) {
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                   : axis == SLINRT_QUANT_ROWS ? size_t(M)
@@ -735,7 +736,7 @@ void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   const float *cs = colScale ? colScale->data() : nullptr;
   slinrt_quantize_fp8(cpu, src, dst, axis, x.ref(), cs, amax.data(),
                       scaleInv.data(), out.data(),
-                      withOutT ? outT.data() : nullptr);
+                      withOutT ? outT.data() : nullptr, scaleRule);
   ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK) << slinrt_context_error(cpu);
   DeviceMirror dx(x);
   DeviceBuffer<float> dAmax(groups), dScaleInv(groups);
@@ -744,7 +745,7 @@ void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   slinrt_quantize_fp8(gpu, src, dst, axis, &dx.desc2,
                       colScale ? dColScale.get() : nullptr, dAmax.get(),
                       dScaleInv.get(), dOut.get(),
-                      withOutT ? dOutT.get() : nullptr);
+                      withOutT ? dOutT.get() : nullptr, scaleRule);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   EXPECT_TRUE(sameFloats(dAmax.download(), amax));
   EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
@@ -781,6 +782,9 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
             compareQuantize(gpu, cpu, src, dst, axis, x,
                             withColScale ? &colScale : nullptr,
                             /*withOutT=*/false);
+            compareQuantize(gpu, cpu, src, dst, axis, x,
+                            withColScale ? &colScale : nullptr,
+                            /*withOutT=*/true, SLINRT_SCALE_POW2);
           }
   EXPECT_GT(slinrt_context_counters(gpu).quantizations, 0);
 }
@@ -805,6 +809,9 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeLongRowsMatchesCPU) {
         compareQuantize(gpu, cpu, src, SLINRT_F8E5M2, SLINRT_QUANT_ROWS, x,
                         withColScale ? &colScale : nullptr,
                         /*withOutT=*/false);
+        compareQuantize(gpu, cpu, src, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS, x,
+                        withColScale ? &colScale : nullptr,
+                        /*withOutT=*/false, SLINRT_SCALE_POW2);
       }
   // outT from the 512-thread form, e4m3.
   TestMatrix x = randomInput(rng, SLINRT_BF16, 40, 20000, 5.0, 0, 0);
@@ -846,13 +853,18 @@ TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
           colScale[2] = 1e-38f;
         }
         colScale[K - 1] = K > 8 ? 1e30f : -2.5f;
-        compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_TENSOR, x, &colScale);
+        // Power-of-2 scales with e4m3 (the rowwise recipes' rule), exact
+        // ones with e5m2.
+        int32_t rule =
+            dst == SLINRT_F8E4M3FN ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT;
+        compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_TENSOR, x, &colScale,
+                        /*withOutT=*/true, rule);
         // The dual quantization: the same folded amax and the plain one.
         std::vector<float> amax(2), scaleInv(1), scaleInvT(1);
         Bytes out(size_t(M * K)), outT(size_t(M * K));
         slinrt_quantize_fp8_dual(cpu, src, dst, x.ref(), colScale.data(),
                                  amax.data(), scaleInv.data(), out.data(),
-                                 scaleInvT.data(), outT.data());
+                                 scaleInvT.data(), outT.data(), rule);
         ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
             << slinrt_context_error(cpu);
         DeviceMirror dx(x);
@@ -861,7 +873,7 @@ TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
         DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
         slinrt_quantize_fp8_dual(gpu, src, dst, &dx.desc2, dColScale.get(),
                                  dAmax.get(), dScaleInv.get(), dOut.get(),
-                                 dScaleInvT.get(), dOutT.get());
+                                 dScaleInvT.get(), dOutT.get(), rule);
         ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
             << slinrt_context_error(gpu);
         EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
@@ -878,7 +890,7 @@ TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
             dScaleInvInf(1);
         slinrt_quantize_fp8(gpu, src, dst, SLINRT_QUANT_TENSOR, &dxInf.desc2,
                             dColScaleInf.get(), dAmaxInf.get(),
-                            dScaleInvInf.get(), nullptr, nullptr);
+                            dScaleInvInf.get(), nullptr, nullptr, SLINRT_SCALE_EXACT);
         ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
             << slinrt_context_error(gpu);
         std::vector<float> amaxInf = dAmaxInf.download();
@@ -909,11 +921,16 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
           for (float &v : colScale)
             v = float(sd(rng));
           const float *cs = folded ? colScale.data() : nullptr;
+          // Both scale rules over the sizes: power-of-2 scales for half of
+          // the cases (e4m3 unfolded, e5m2 folded).
+          int32_t rule = folded != (dst == SLINRT_F8E4M3FN)
+                             ? SLINRT_SCALE_POW2
+                             : SLINRT_SCALE_EXACT;
           std::vector<float> amax(size_t(M + K)), scaleInv(M), scaleInvT(K);
           Bytes out(size_t(M * K)), outT(size_t(M * K));
           slinrt_quantize_fp8_dual_rows(cpu, src, dst, x.ref(), cs, amax.data(),
                                         scaleInv.data(), out.data(),
-                                        scaleInvT.data(), outT.data());
+                                        scaleInvT.data(), outT.data(), rule);
           ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
               << slinrt_context_error(cpu);
           DeviceMirror dx(x);
@@ -923,7 +940,7 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
           slinrt_quantize_fp8_dual_rows(
               gpu, src, dst, &dx.desc2, folded ? dColScale.get() : nullptr,
               dAmax.get(), dScaleInv.get(), dOut.get(), dScaleInvT.get(),
-              dOutT.get());
+              dOutT.get(), rule);
           ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
               << slinrt_context_error(gpu);
           EXPECT_TRUE(sameFloats(dAmax.download(), amax));
@@ -936,7 +953,7 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
           slinrt_quantize_fp8_dual_rows(gpu, src, dst, &dx.desc2,
                                         folded ? dColScale.get() : nullptr,
                                         nullptr, dScaleInv2.get(), dOut.get(),
-                                        dScaleInvT2.get(), dOutT.get());
+                                        dScaleInvT2.get(), dOutT.get(), rule);
           ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
               << slinrt_context_error(gpu);
           EXPECT_TRUE(sameFloats(dScaleInv2.download(), scaleInv));
@@ -948,7 +965,8 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
 /// and magnitudes spread over 1e4.
 void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
                   slinrt_dtype dst, int64_t K, const std::vector<int64_t> &rows,
-                  std::mt19937_64 &rng, bool alignedRows) {
+                  std::mt19937_64 &rng, bool alignedRows,
+                  int32_t scaleRule = SLINRT_SCALE_EXACT) {
   std::vector<std::pair<int64_t, double>> spec;
   for (size_t i = 0; i < rows.size(); ++i)
     spec.push_back({rows[i], i % 3 == 1 ? 3e-3 : 30.0 / double(i + 1)});
@@ -960,7 +978,7 @@ void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   slinrt_amax_parts(cpu, src, P, f.refs.data(), amax.data());
   slinrt_cast_parts_fp8(cpu, src, dst, P, f.refs.data(), amax.data(),
                         out.data(), outT.data(), scaleInv.data(),
-                        rowScaleInv.data());
+                        rowScaleInv.data(), scaleRule);
   ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK) << slinrt_context_error(cpu);
 
   std::vector<std::unique_ptr<DeviceMirror>> mirrors;
@@ -973,7 +991,8 @@ void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
   slinrt_amax_parts(gpu, src, P, dRefs.data(), dAmax.get());
   slinrt_cast_parts_fp8(gpu, src, dst, P, dRefs.data(), dAmax.get(), dOut.get(),
-                        dOutT.get(), dScaleInv.get(), dRowScaleInv.get());
+                        dOutT.get(), dScaleInv.get(), dRowScaleInv.get(),
+                        scaleRule);
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << slinrt_context_error(gpu);
   EXPECT_TRUE(sameFloats(dAmax.download(), amax));
   EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
@@ -994,6 +1013,8 @@ TEST_F(CUDARuntimeTest, Fp8CastPartsMatchesCPU) {
       // Row offsets and a total that allow 16-byte outT stores.
       compareParts(gpu, cpu, src, dst, 136, {64, 16, 80}, rng, true);
       compareParts(gpu, cpu, src, dst, 40, {5, 0, 41, 9}, rng, false);
+      compareParts(gpu, cpu, src, dst, 136, {64, 16, 80}, rng, true,
+                   SLINRT_SCALE_POW2);
     }
   // More parts than one launch takes.
   std::vector<int64_t> many(40);
@@ -1310,11 +1331,11 @@ TEST_F(CUDARuntimeTest, Fp8QuantizationCanBeCaptured) {
   auto run = [&] {
     slinrt_quantize_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_TENSOR,
                         &dx.desc2, nullptr, xAmax.get(), xScaleInv.get(),
-                        x8.get(), nullptr);
+                        x8.get(), nullptr, SLINRT_SCALE_EXACT);
     slinrt_amax_parts(gpu, SLINRT_BF16, 2, parts, wAmax.get());
     slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 2, parts,
                           wAmax.get(), w8.get(), nullptr, nullptr,
-                          wRowScaleInv.get());
+                          wRowScaleInv.get(), SLINRT_SCALE_EXACT);
   };
   run();
   ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK) << error();
@@ -1359,7 +1380,7 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
     auto once = [&] {
       slinrt_quantize_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, axis, &ref,
                           nullptr, amax.get(), scaleInv.get(), out.get(),
-                          transposed ? outT.get() : nullptr);
+                          transposed ? outT.get() : nullptr, SLINRT_SCALE_EXACT);
     };
     for (int i = 0; i < 3; ++i)
       once();
@@ -1385,7 +1406,7 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
       if (cast)
         slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 1, &ref,
                               amax.get(), out.get(), nullptr, scaleInv.get(),
-                              nullptr);
+                              nullptr, SLINRT_SCALE_EXACT);
       else
         slinrt_amax_parts(gpu, SLINRT_BF16, 1, &ref, amax.get());
     };
@@ -1413,7 +1434,7 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
   slinrt_amax_parts(gpu, SLINRT_BF16, 3, parts.data(), amax.get());
   slinrt_cast_parts_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, 3, parts.data(),
                         amax.get(), out.get(), outT.get(), scaleInv.get(),
-                        nullptr);
+                        nullptr, SLINRT_SCALE_EXACT);
   cudaEventRecord(stop, stream);
   cudaEventSynchronize(stop);
   float ms = 0;

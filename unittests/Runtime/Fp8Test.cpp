@@ -5,11 +5,11 @@
 //    gen_fp8_torch_table.py: `x.clamp(-max, max).to(float8_*)` and
 //    `.to(float32)`), and against the independent reference of
 //    Fp8TestUtils.h;
-//  * slinrt_quantize_fp8 (every axis, colScale, out and outT),
-//    slinrt_quantize_fp8_dual (the two tensorwise quantizations it stands
-//    for), slinrt_amax_parts and slinrt_cast_parts_fp8 (parts of very different
-//    magnitudes, outT, scaleInv, rowScaleInv) against that reference, byte
-//    for byte and bit for bit;
+//  * slinrt_quantize_fp8 (every axis, colScale, out and outT, both scale
+//    rules), slinrt_quantize_fp8_dual (the two tensorwise quantizations it
+//    stands for), slinrt_amax_parts and slinrt_cast_parts_fp8 (parts of very
+//    different magnitudes, outT, scaleInv, rowScaleInv) against that
+//    reference, byte for byte and bit for bit;
 //  * the scaled GEMM against a float64 emulation, both scaling modes, with
 //    and without bias, every output type, e4m3 x e4m3 and e5m2 x e4m3,
 //    through the CPU GEMM hook too;
@@ -110,7 +110,8 @@ struct QuantRef {
 };
 
 QuantRef referenceQuantize(slinrt_dtype dst, slinrt_quant_axis axis,
-                           const TestMatrix &x, const float *colScale) {
+                           const TestMatrix &x, const float *colScale,
+                           bool pow2 = false) {
   int64_t M = x.rows, K = x.cols;
   std::vector<float> v = valuesOf(x, colScale);
   int64_t groups = axis == SLINRT_QUANT_TENSOR ? 1
@@ -127,7 +128,7 @@ QuantRef referenceQuantize(slinrt_dtype dst, slinrt_quant_axis axis,
   std::vector<float> scales;
   for (auto &g : members) {
     r.amax.push_back(refAmax(g));
-    scales.push_back(refScale(dst, r.amax.back()));
+    scales.push_back(refScale(dst, r.amax.back(), pow2));
     r.scaleInv.push_back(toF32(1.0 / double(scales.back())));
   }
   r.out.resize(size_t(M * K));
@@ -147,6 +148,55 @@ const char *axisName(slinrt_quant_axis axis) {
                                      : "cols";
 }
 
+TEST(Fp8Quantize, PowerOfTwoScalesRoundDown) {
+  // fp8Scale's SLINRT_SCALE_POW2 rule against exp2(floor(log2(scale))),
+  // torchao's `_round_scale_down_to_power_of_2`, over amaxes from the
+  // smallest fp32 subnormal to FLT_MAX, and its edge cases.
+  std::mt19937_64 rng(1944);
+  std::uniform_real_distribution<double> exponent(-149.0, 128.0);
+  for (int i = 0; i < 20000; ++i) {
+    float amax = toF32(std::exp2(exponent(rng)));
+    if (!std::isfinite(amax) || amax == 0)
+      continue;
+    for (slinrt_dtype dst : kFp8Types) {
+      float fp8Max = float(fp8Params(dst).max);
+      float got = slinrt::fp8Scale(amax, fp8Max, true);
+      ASSERT_TRUE(sameBits(got, refScale(dst, amax, true)))
+          << std::hexfloat << amax << " -> " << got;
+      // A power of 2 at most the exact scale, more than half of it.
+      float exact = slinrt::fp8Scale(amax, fp8Max, false);
+      int e = 0;
+      EXPECT_EQ(std::frexp(got, &e), 0.5f) << got;
+      EXPECT_LE(got, exact);
+      EXPECT_GT(double(got) * 2, double(exact));
+    }
+  }
+  EXPECT_EQ(slinrt::fp8Scale(448.0f, 448.0f, true), 1.0f);
+  EXPECT_EQ(slinrt::fp8Scale(500.0f, 448.0f, true), 0.5f);
+  EXPECT_EQ(slinrt::fp8Scale(0.0f, 448.0f, true), 1.0f);
+  // An overflowing quotient: FLT_MAX, then 2^127.
+  EXPECT_EQ(slinrt::fp8Scale(1e-40f, 448.0f, true), std::ldexp(1.0f, 127));
+  EXPECT_EQ(slinrt::fp8Scale(std::numeric_limits<float>::infinity(), 448.0f,
+                             true),
+            0.0f);
+  EXPECT_TRUE(std::isnan(slinrt::fp8Scale(
+      std::numeric_limits<float>::quiet_NaN(), 448.0f, true)));
+}
+
+TEST(Fp8Quantize, BadScaleRuleIsNamed) {
+  ContextHolder ctx(slinrt_context_create_cpu());
+  std::mt19937_64 rng(1945);
+  TestMatrix x = randomInput(rng, SLINRT_F32, 4, 16, 1.0);
+  std::vector<float> amax(1), scaleInv(1);
+  slinrt_quantize_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_TENSOR,
+                      x.ref(), nullptr, amax.data(), scaleInv.data(), nullptr,
+                      nullptr, 7);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("scaleRule"),
+            std::string::npos)
+      << slinrt_context_error(ctx);
+}
+
 TEST(Fp8Quantize, EveryAxisMatchesTheReference) {
   std::mt19937_64 rng(1901);
   ContextHolder ctx(slinrt_context_create_cpu());
@@ -155,33 +205,40 @@ TEST(Fp8Quantize, EveryAxisMatchesTheReference) {
     for (slinrt_dtype dst : kFp8Types)
       for (slinrt_quant_axis axis :
            {SLINRT_QUANT_TENSOR, SLINRT_QUANT_ROWS, SLINRT_QUANT_COLS})
-        for (bool withColScale : {false, true}) {
+        for (bool withColScale : {false, true})
+          for (bool pow2 : {false, true}) {
           SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
                        " per " + axisName(axis) +
-                       (withColScale ? " with colScale" : ""));
+                       (withColScale ? " with colScale" : "") +
+                       (pow2 ? ", power-of-2 scales" : ""));
           TestMatrix x = randomInput(rng, src, M, K, 3.0);
           std::vector<float> colScale(K);
           std::uniform_real_distribution<double> sd(0.01, 4.0);
           for (float &s : colScale)
             s = toF32(sd(rng));
           const float *cs = withColScale ? colScale.data() : nullptr;
-          QuantRef want = referenceQuantize(dst, axis, x, cs);
+          QuantRef want = referenceQuantize(dst, axis, x, cs, pow2);
           size_t groups = want.amax.size();
           std::vector<float> amax(groups, -1), scaleInv(groups, -1);
           Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
           slinrt_quantize_fp8(ctx, src, dst, axis, x.ref(), cs, amax.data(),
-                              scaleInv.data(), out.data(), outT.data());
+                              scaleInv.data(), out.data(), outT.data(),
+                              pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
           ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
               << slinrt_context_error(ctx);
           EXPECT_TRUE(sameFloats(amax, want.amax));
           EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
           EXPECT_TRUE(sameBytes(out, want.out));
           EXPECT_TRUE(sameBytes(outT, want.outT));
-          // Not a degenerate case: the amax reaches the top of the range.
+          // Not a degenerate case: the amax reaches the top of the range
+          // (its top binade with power-of-2 scales: 8 codes lower for e4m3,
+          // 4 for e5m2).
           int top = 0;
           for (uint8_t b : want.out)
             top = std::max(top, b & 0x7F);
-          EXPECT_GE(top, (dst == SLINRT_F8E4M3FN ? 0x7E : 0x7B) - 1);
+          int binade = dst == SLINRT_F8E4M3FN ? 8 : 4;
+          EXPECT_GE(top, (dst == SLINRT_F8E4M3FN ? 0x7E : 0x7B) - 1 -
+                             (pow2 ? binade : 0));
         }
 }
 
@@ -195,7 +252,7 @@ TEST(Fp8Quantize, OptionalOutputsMayBeNull) {
   Bytes outT(9 * 16);
   slinrt_quantize_fp8(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
                       x.ref(), nullptr, nullptr, scaleInv.data(), nullptr,
-                      outT.data());
+                      outT.data(), SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
   EXPECT_TRUE(sameBytes(outT, want.outT));
@@ -210,7 +267,7 @@ TEST(Fp8Quantize, SpecialValues) {
   Bytes out(32, 0xAA);
   slinrt_quantize_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_TENSOR,
                       zeros.ref(), nullptr, &amax, &scaleInv, out.data(),
-                      nullptr);
+                      nullptr, SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(amax, 0.0f);
   EXPECT_EQ(scaleInv, 1.0f);
@@ -223,7 +280,7 @@ TEST(Fp8Quantize, SpecialValues) {
   }
   x.set(1, 3, std::numeric_limits<double>::quiet_NaN());
   slinrt_quantize_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_TENSOR,
-                      x.ref(), nullptr, &amax, &scaleInv, out.data(), nullptr);
+                      x.ref(), nullptr, &amax, &scaleInv, out.data(), nullptr, SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK);
   EXPECT_TRUE(std::isnan(amax));
   EXPECT_TRUE(std::isnan(scaleInv));
@@ -232,7 +289,7 @@ TEST(Fp8Quantize, SpecialValues) {
   float rowAmax[2], rowScaleInv[2];
   slinrt_quantize_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
                       x.ref(), nullptr, rowAmax, rowScaleInv, out.data(),
-                      nullptr);
+                      nullptr, SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK);
   EXPECT_EQ(rowAmax[0], 16.0f);
   EXPECT_EQ(rowScaleInv[0], toF32(1.0 / double(toF32(448.0 / 16.0))));
@@ -261,7 +318,7 @@ TEST(Fp8QuantizeDual, IsTheTwoTensorwiseQuantizations) {
       Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
       slinrt_quantize_fp8_dual(ctx, src, dst, x.ref(), colScale.data(),
                                amax.data(), scaleInv.data(), out.data(),
-                               scaleInvT.data(), outT.data());
+                               scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
       ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
           << slinrt_context_error(ctx);
       EXPECT_TRUE(sameFloats(scaleInv, folded.scaleInv));
@@ -300,7 +357,7 @@ TEST(Fp8QuantizeDualRows, IsTheRowAndColumnQuantizations) {
             Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
             slinrt_quantize_fp8_dual_rows(
                 ctx, src, dst, x.ref(), cs, withAmax ? amax.data() : nullptr,
-                scaleInv.data(), out.data(), scaleInvT.data(), outT.data());
+                scaleInv.data(), out.data(), scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
             ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
                 << slinrt_context_error(ctx);
             EXPECT_TRUE(sameFloats(scaleInv, rows.scaleInv));
@@ -319,7 +376,7 @@ TEST(Fp8QuantizeDualRows, IsTheRowAndColumnQuantizations) {
   Bytes out(32), outT(32);
   slinrt_quantize_fp8_dual_rows(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, x.ref(),
                                 nullptr, nullptr, scaleInv.data(), out.data(),
-                                nullptr, outT.data());
+                                nullptr, outT.data(), SLINRT_SCALE_EXACT);
   EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(slinrt_context_error(ctx)).find("scaleInvT"),
             std::string::npos)
@@ -331,8 +388,10 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
   ContextHolder ctx(slinrt_context_create_cpu());
   const int64_t K = 48;
   for (slinrt_dtype src : kSourceTypes)
-    for (slinrt_dtype dst : kFp8Types) {
-      SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst));
+    for (slinrt_dtype dst : kFp8Types)
+      for (bool pow2 : {false, true}) {
+      SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
+                   (pow2 ? ", power-of-2 scales" : ""));
       // The second part is 1e4 smaller than the first.
       PartsFixture f =
           makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
@@ -345,14 +404,16 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
       Bytes out(size_t(R * K), 0xAA), outT(size_t(R * K), 0xAA);
       slinrt_cast_parts_fp8(ctx, src, dst, P, f.refs.data(), amax.data(),
                             out.data(), outT.data(), scaleInv.data(),
-                            rowScaleInv.data());
+                            rowScaleInv.data(),
+                            pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
       ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
           << slinrt_context_error(ctx);
 
       int64_t row0 = 0;
       for (int64_t i = 0; i < P; ++i) {
         const TestMatrix &x = f.parts[i];
-        QuantRef want = referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr);
+        QuantRef want =
+            referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr, pow2);
         EXPECT_TRUE(sameBits(amax[i], want.amax[0])) << "part " << i;
         EXPECT_TRUE(sameBits(scaleInv[i], want.scaleInv[0])) << "part " << i;
         double worst = 0;
@@ -369,8 +430,10 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
           }
         }
         // Half an FP8 ulp at the top binade at most, whatever the magnitude
-        // of the part (a shared scale would push part 1 into subnormals).
-        EXPECT_LE(worst, (dst == SLINRT_F8E4M3FN ? 1.0 / 28 : 1.0 / 14) * 1.001)
+        // of the part (a shared scale would push part 1 into subnormals);
+        // a power-of-2 scale may leave the amax a binade lower (twice that).
+        EXPECT_LE(worst, (dst == SLINRT_F8E4M3FN ? 1.0 / 28 : 1.0 / 14) *
+                             (pow2 ? 2.002 : 1.001))
             << "part " << i;
         row0 += x.rows;
       }
@@ -415,7 +478,7 @@ TEST(Fp8CastParts, EmptyPartsAndNoOptionalOutputs) {
   Bytes out(3 * 16);
   float scaleInv[2];
   slinrt_cast_parts_fp8(ctx, SLINRT_F16, SLINRT_F8E5M2, 2, f.refs.data(), amax,
-                        out.data(), nullptr, scaleInv, nullptr);
+                        out.data(), nullptr, scaleInv, nullptr, SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(scaleInv[0], 1.0f);
   QuantRef want = referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR,
@@ -444,7 +507,7 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   auto quantize = [&](slinrt_dtype src, slinrt_dtype dst, int axis,
                       slinrt_memref2d *ref, float *a, float *s) {
     slinrt_quantize_fp8(ctx, src, dst, axis,
-                        ref, nullptr, a, s, out.data(), nullptr);
+                        ref, nullptr, a, s, out.data(), nullptr, SLINRT_SCALE_EXACT);
   };
   quantize(SLINRT_F32, SLINRT_F8E4M3FN, 0, nullptr, amax, scaleInv);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "x is NULL");
@@ -477,14 +540,14 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   slinrt_amax_parts(ctx, SLINRT_BF16, 1, &nullData, amax);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "parts[0] has a NULL");
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 2, parts, amax,
-                        out.data(), nullptr, nullptr, nullptr);
+                        out.data(), nullptr, nullptr, nullptr, SLINRT_SCALE_EXACT);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT,
               "parts[1] has 32 columns, parts[0] has 16");
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1, parts, amax,
-                        nullptr, nullptr, nullptr, nullptr);
+                        nullptr, nullptr, nullptr, nullptr, SLINRT_SCALE_EXACT);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "out is NULL");
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F32, 1, parts, amax, out.data(),
-                        nullptr, nullptr, nullptr);
+                        nullptr, nullptr, nullptr, SLINRT_SCALE_EXACT);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "dst dtype f32");
   EXPECT_EQ(slinrt_context_counters(ctx).quantizations, 0);
 }
@@ -499,7 +562,7 @@ TEST(Fp8QuantizeDual, BadInputsNameTheOperand) {
   auto dual = [&](const float *cs, float *a, float *s, void *o, float *sT,
                   void *oT) {
     slinrt_quantize_fp8_dual(ctx, SLINRT_F32, SLINRT_F8E5M2, x.ref(), cs, a,
-                             s, o, sT, oT);
+                             s, o, sT, oT, SLINRT_SCALE_EXACT);
   };
   dual(nullptr, amax, scaleInv, out.data(), scaleInvT, outT.data());
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "colScale (a dual");

@@ -74,12 +74,18 @@ inline uint8_t encodeFp8Ref(slinrt_dtype dtype, double x) {
 inline float toF32(double v) { return static_cast<float>(v); }
 
 /// scale = fp8_max / amax (fp32 division), 1 for amax 0, FLT_MAX where the
-/// quotient overflows; NaN propagates.
-inline float refScale(slinrt_dtype dtype, float amax) {
+/// quotient overflows; NaN propagates. With `pow2`, then rounded down to a
+/// power of 2 as torchao does it (`exp2(floor(log2(scale)))`, here in
+/// double precision; 0 and NaN stay).
+inline float refScale(slinrt_dtype dtype, float amax, bool pow2 = false) {
   if (amax == 0)
     return 1.0f;
   float scale = toF32(fp8Params(dtype).max / double(amax));
-  return std::isinf(scale) ? std::numeric_limits<float>::max() : scale;
+  if (std::isinf(scale))
+    scale = std::numeric_limits<float>::max();
+  if (pow2 && scale > 0 && std::isfinite(scale))
+    scale = toF32(std::exp2(std::floor(std::log2(double(scale)))));
+  return scale;
 }
 
 /// The FP8 byte of x · scale, the product in fp32.

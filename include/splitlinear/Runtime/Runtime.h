@@ -76,6 +76,18 @@ typedef enum slinrt_quant_axis {
   SLINRT_QUANT_COLS = 2,
 } slinrt_quant_axis;
 
+/// How a quantization rounds its scales (the last argument of the FP8
+/// quantization functions, passed as int32_t like `axis`).
+typedef enum slinrt_scale_rule {
+  /// `scale = fp8_max / amax` (see "FP8 quantization" below).
+  SLINRT_SCALE_EXACT = 0,
+  /// That scale rounded down to a power of 2, as torchao's rowwise recipe
+  /// (`round_scales_to_power_of_2`) and TransformerEngine's block scaling
+  /// do: scaling and unscaling are then exact, and the largest value lands
+  /// in [fp8_max / 2, fp8_max].
+  SLINRT_SCALE_POW2 = 1,
+} slinrt_scale_rule;
+
 /// GEMM epilogues, numbered as `#slin.epilogue` encodes them.
 typedef enum slinrt_epilogue {
   /// D = op(A) op(B).
@@ -250,7 +262,8 @@ SLINRT_EXPORT slinrt_counters slinrt_context_counters(const slinrt_context *ctx)
 // amax `a` (fp32), `scale = a > 0 ? min(fp8_max / a, FLT_MAX) : 1` (fp32
 // division, IEEE, no fast math; the clamp keeps a tiny amax from giving an
 // infinite scale, which would turn zeros into NaN; an inf or NaN amax
-// propagates: a non-finite value makes its whole scaling group NaN), the FP8 value is
+// propagates: a non-finite value makes its whole scaling group NaN), rounded
+// down to a power of 2 when `scaleRule` is SLINRT_SCALE_POW2, the FP8 value is
 // `cast(x * scale)` rounded to nearest even and saturated to ±fp8_max (NaN
 // stays NaN), and `scale_inv = 1 / scale` (fp32) is the dequantization
 // factor a scaled GEMM takes: x ≈ scale_inv · x8. A CPU context computes
@@ -284,7 +297,7 @@ SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
                                          const slinrt_memref2d *parts,
                                          const float *amax, void *out,
                                          void *outT, float *scaleInv,
-                                         float *rowScaleInv);
+                                         float *rowScaleInv, int32_t scaleRule);
 
 /// Quantizes x [M, K] of dtype `src` (f32, f16, bf16) to `dst` with amax
 /// taken along `axis`, a slinrt_quant_axis value (passed as int32_t, like
@@ -300,7 +313,8 @@ SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
                                        slinrt_dtype dst, int32_t axis,
                                        const slinrt_memref2d *x,
                                        const float *colScale, float *amax,
-                                       float *scaleInv, void *out, void *outT);
+                                       float *scaleInv, void *out, void *outT,
+                                       int32_t scaleRule);
 
 /// The two tensorwise quantizations of dy that the backward of split weights
 /// needs, from one read of x [M, K] (`src` f32, f16 or bf16): `out` [M, K]
@@ -318,7 +332,8 @@ SLINRT_EXPORT void slinrt_quantize_fp8_dual(slinrt_context *ctx,
                                             const slinrt_memref2d *x,
                                             const float *colScale, float *amax,
                                             float *scaleInv, void *out,
-                                            float *scaleInvT, void *outT);
+                                            float *scaleInvT, void *outT,
+                                            int32_t scaleRule);
 
 /// The two row-wise quantizations of the rowwise recipe from one read of x
 /// [M, K] (`src` f32, f16 or bf16): `out` [M, K] gets x[m, k] · colScale[k]
@@ -336,7 +351,8 @@ SLINRT_EXPORT void slinrt_quantize_fp8_dual(slinrt_context *ctx,
 SLINRT_EXPORT void slinrt_quantize_fp8_dual_rows(
     slinrt_context *ctx, slinrt_dtype src, slinrt_dtype dst,
     const slinrt_memref2d *x, const float *colScale, float *amax,
-    float *scaleInv, void *out, float *scaleInvT, void *outT);
+    float *scaleInv, void *out, float *scaleInvT, void *outT,
+    int32_t scaleRule);
 
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).

@@ -81,7 +81,7 @@ void cpu::castParts(slinrt_context &, const PartsProblem &p) {
     using S = typename decltype(s)::type;
     using F8 = typename decltype(f)::type;
     for (size_t i = 0; i < p.parts.size(); ++i) {
-      float scale = fp8Scale(p.amaxIn[i], Fp8Format<F8>::kMax);
+      float scale = fp8Scale(p.amaxIn[i], Fp8Format<F8>::kMax, p.pow2Scales);
       float scaleInv = 1.0f / scale;
       if (p.scaleInv)
         p.scaleInv[i] = scaleInv;
@@ -130,7 +130,7 @@ void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
                           ? amaxBits<S>(x, g, g + 1, 0, K, p.colScale)
                           : amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
       float amax = bitCast<float>(bits);
-      scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax);
+      scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax, p.pow2Scales);
       if (p.amax)
         p.amax[g] = amax;
       p.scaleInv[g] = 1.0f / scales[g];

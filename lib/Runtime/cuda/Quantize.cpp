@@ -67,7 +67,7 @@ void cuda::castParts(slinrt_context &ctx, const PartsProblem &p) {
                 p.src, p.dst, parts.data(), partCount(p), p.cols, p.totalRows,
                 nullptr, p.amaxIn, static_cast<uint8_t *>(p.out),
                 static_cast<uint8_t *>(p.outT), p.scaleInv, p.rowScaleInv,
-                static_cast<cudaStream_t>(ctx.stream)),
+                p.pow2Scales, static_cast<cudaStream_t>(ctx.stream)),
             "FP8 cast kernel launch");
 }
 
@@ -80,7 +80,7 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   if (p.dual && p.axis == SLINRT_QUANT_ROWS) {
     checkCuda(launchQuantizeDualRows(p.src, p.dst, x, p.colScale, p.amax,
                                      p.scaleInv, out, p.scaleInvT, outT,
-                                     stream),
+                                     p.pow2Scales, stream),
               "FP8 rows/cols dual quantization launch");
     return;
   }
@@ -91,7 +91,8 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
         launchAmaxParts(p.src, &x, 1, p.colScale, p.amax, stream, p.amax + 1),
         "amax kernel launch");
     checkCuda(launchCastDual(p.src, p.dst, x, p.colScale, p.amax, out,
-                             p.scaleInv, outT, p.scaleInvT, stream),
+                             p.scaleInv, outT, p.scaleInvT, p.pow2Scales,
+                             stream),
               "FP8 dual cast kernel launch");
     return;
   }
@@ -102,17 +103,18 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
     checkCuda(launchAmaxParts(p.src, &x, 1, p.colScale, p.amax, stream),
               "amax kernel launch");
     checkCuda(launchCastParts(p.src, p.dst, &x, 1, x.cols, x.rows, p.colScale,
-                              p.amax, out, outT, p.scaleInv, nullptr, stream),
+                              p.amax, out, outT, p.scaleInv, nullptr,
+                              p.pow2Scales, stream),
               "FP8 cast kernel launch");
     return;
   case SLINRT_QUANT_ROWS:
     checkCuda(launchQuantizeRows(p.src, p.dst, x, p.colScale, p.amax,
-                                 p.scaleInv, out, outT, stream),
+                                 p.scaleInv, out, outT, p.pow2Scales, stream),
               "FP8 row quantization kernel launch");
     return;
   case SLINRT_QUANT_COLS:
     checkCuda(launchQuantizeCols(p.src, p.dst, x, p.colScale, p.amax,
-                                 p.scaleInv, out, outT, stream),
+                                 p.scaleInv, out, outT, p.pow2Scales, stream),
               "FP8 column quantization kernel launch");
     return;
   }

@@ -25,8 +25,9 @@ constexpr int kDenseLoads = 4;
 template <typename S, typename F8>
 __global__ void __launch_bounds__(kThreads)
     castDenseKernel(const S *x, int64_t vectors, const float *amax,
-                    uint8_t *out, bool outVectorOk, float *scaleInv) {
-  float scale = fp8Scale(*amax, Fp8Format<F8>::kMax);
+                    uint8_t *out, bool outVectorOk, float *scaleInv,
+                    bool pow2) {
+  float scale = fp8Scale(*amax, Fp8Format<F8>::kMax, pow2);
   if (scaleInv && blockIdx.x == 0 && threadIdx.x == 0)
     *scaleInv = 1.0f / scale;
   for (int64_t first =
@@ -85,12 +86,12 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
                     const uint32_t *colAmax, uint8_t *out, bool outVectorOk,
                     uint8_t *outT, bool outTVectorOk, float *scaleInv,
                     float *rowScaleInv, const float *amaxT, float *scaleInvT,
-                    const uint32_t *rowAmax) {
+                    const uint32_t *rowAmax, bool pow2) {
   static_assert(!(Dual && PerColumn), "Dual casts take one scale each");
   static_assert(Dual || !RowsCols, "RowsCols is a dual cast");
   constexpr bool kTensorDual = Dual && !RowsCols;
   constexpr float kMax = Fp8Format<F8>::kMax;
-  float scaleT = kTensorDual ? fp8Scale(amaxT[0], kMax) : 1.0f;
+  float scaleT = kTensorDual ? fp8Scale(amaxT[0], kMax, pow2) : 1.0f;
   if (kTensorDual && blockIdx.x == 0 && threadIdx.x == 0)
     scaleInvT[0] = 1.0f / scaleT;
   int lane = threadIdx.x % 32;
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     const Fp8Part &part = args.parts[t.part];
     float partScale = 1.0f;
     if (!PerColumn && !RowsCols) {
-      partScale = fp8Scale(amax[t.part], kMax);
+      partScale = fp8Scale(amax[t.part], kMax, pow2);
       if (t.c0 == 0) {
         if (scaleInv && t.r0 == 0 && lane == 0)
           scaleInv[t.part] = 1.0f / partScale;
@@ -124,7 +125,7 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     for (int j = 0; j < kVec; ++j) {
       cs[j] = colScale && j < nCols ? colScale[c + j] : 1.0f;
       mul[j] = PerColumn || RowsCols
-                   ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax)
+                   ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax, pow2)
                                 : 1.0f)
                    : partScale;
     }
@@ -134,7 +135,8 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     for (int i = 0; i < kLaneRows; ++i)
       rowMul[i] =
           RowsCols && i < nRows
-              ? fp8Scale(bitCast<float>(rowAmax[part.rowOffset + r0 + i]), kMax)
+              ? fp8Scale(bitCast<float>(rowAmax[part.rowOffset + r0 + i]), kMax,
+                         pow2)
               : 1.0f;
     // q: the bytes outT takes, row by row. Dual writes out as it goes (x ·
     // colScale with the part's scale) and keeps x with scaleT in q; the
@@ -251,8 +253,9 @@ cudaError_t launchCastTiles(
     slinrt_dtype src, slinrt_dtype dst, const Fp8Part *parts, int numParts,
     int64_t cols, int64_t totalRows, const float *colScale, const float *amax,
     const uint32_t *colAmax, uint8_t *out, uint8_t *outT, float *scaleInv,
-    float *rowScaleInv, cudaStream_t stream, const float *amaxT = nullptr,
-    float *scaleInvT = nullptr, const uint32_t *rowAmax = nullptr) {
+    float *rowScaleInv, bool pow2, cudaStream_t stream,
+    const float *amaxT = nullptr, float *scaleInvT = nullptr,
+    const uint32_t *rowAmax = nullptr) {
   bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
   bool outTVectorOk = aligned(outT, 8) && totalRows % kLaneRows == 0;
   int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
@@ -271,7 +274,7 @@ cudaError_t launchCastTiles(
           dim3(kThreads), stream, args, cols, totalRows, colTiles, colScale,
           amax ? amax + first : nullptr, colAmax, out, outVectorOk, outT,
           groupOutTOk, scaleInv ? scaleInv + first : nullptr, rowScaleInv,
-          amaxT, scaleInvT, rowAmax);
+          amaxT, scaleInvT, rowAmax, pow2);
     });
     if (err != cudaSuccess)
       return err;
@@ -292,7 +295,7 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             int64_t totalRows, const float *colScale,
                             const float *amax, uint8_t *out, uint8_t *outT,
                             float *scaleInv, float *rowScaleInv,
-                            cudaStream_t stream) {
+                            bool pow2Scales, cudaStream_t stream) {
   if (numParts == 1 && !outT && !colScale && !rowScaleInv && out &&
       parts[0].vectorOk && parts[0].ld == cols && parts[0].rows > 0) {
     const Fp8Part &x = parts[0];
@@ -305,33 +308,35 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
           ceilDiv(vectors, kThreads * kDenseLoads), residentBlocks(kernel)));
       return launchKernel(kernel, dim3(blocks), dim3(kThreads), stream,
                           static_cast<const S *>(x.data), vectors, amax, out,
-                          aligned(out, 8), scaleInv);
+                          aligned(out, 8), scaleInv, pow2Scales);
     });
   }
   return launchCastTiles<false>(src, dst, parts, numParts, cols, totalRows,
                                 colScale, amax, nullptr, out, outT, scaleInv,
-                                rowScaleInv, stream);
+                                rowScaleInv, pow2Scales, stream);
 }
 
 cudaError_t launchCastDual(slinrt_dtype src, slinrt_dtype dst, const Fp8Part &x,
                            const float *colScale, const float *amax,
                            uint8_t *out, float *scaleInv, uint8_t *outT,
-                           float *scaleInvT, cudaStream_t stream) {
+                           float *scaleInvT, bool pow2Scales,
+                           cudaStream_t stream) {
   Fp8Part part = x;
   part.rowOffset = 0;
   return launchCastTiles<false, true>(
       src, dst, &part, 1, x.cols, x.rows, colScale, amax, nullptr, out, outT,
-      scaleInv, nullptr, stream, amax + 1, scaleInvT);
+      scaleInv, nullptr, pow2Scales, stream, amax + 1, scaleInvT);
 }
 
 cudaError_t quant::launchCastPerColumn(slinrt_dtype src, slinrt_dtype dst,
                                        const Fp8Part &part,
                                        const float *colScale,
                                        const uint32_t *colAmax, uint8_t *out,
-                                       uint8_t *outT, cudaStream_t stream) {
+                                       uint8_t *outT, bool pow2Scales,
+                                       cudaStream_t stream) {
   return launchCastTiles<true>(src, dst, &part, 1, part.cols, part.rows,
                                colScale, nullptr, colAmax, out, outT, nullptr,
-                               nullptr, stream);
+                               nullptr, pow2Scales, stream);
 }
 
 cudaError_t quant::launchCastRowsCols(slinrt_dtype src, slinrt_dtype dst,
@@ -339,10 +344,11 @@ cudaError_t quant::launchCastRowsCols(slinrt_dtype src, slinrt_dtype dst,
                                       const float *colScale,
                                       const uint32_t *rowAmax,
                                       const uint32_t *colAmax, uint8_t *out,
-                                      uint8_t *outT, cudaStream_t stream) {
+                                      uint8_t *outT, bool pow2Scales,
+                                      cudaStream_t stream) {
   return launchCastTiles<false, true, true>(
       src, dst, &part, 1, part.cols, part.rows, colScale, nullptr, colAmax, out,
-      outT, nullptr, nullptr, stream, nullptr, nullptr, rowAmax);
+      outT, nullptr, nullptr, pow2Scales, stream, nullptr, nullptr, rowAmax);
 }
 
 } // namespace cuda

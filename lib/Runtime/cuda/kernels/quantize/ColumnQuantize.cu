@@ -16,26 +16,27 @@ namespace quant {
 /// From the column amax bits in `bits` (the scaleInv buffer): amax[k] (when
 /// given) and scaleInv[k] = 1 / scale, in place.
 template <typename F8>
-__global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv) {
+__global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv,
+                                 bool pow2) {
   for (int64_t k = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; k < K;
        k += int64_t(gridDim.x) * blockDim.x) {
     float colAmax = scaleInv[k]; // the bits of the amax
     if (amax)
       amax[k] = colAmax;
-    scaleInv[k] = 1.0f / fp8Scale(colAmax, Fp8Format<F8>::kMax);
+    scaleInv[k] = 1.0f / fp8Scale(colAmax, Fp8Format<F8>::kMax, pow2);
   }
 }
 
 /// Launches finishColsKernel over `n` scales (nothing when n = 0).
 template <typename F8>
 cudaError_t launchFinishCols(int64_t n, float *amax, float *scaleInv,
-                             cudaStream_t stream) {
+                             bool pow2, cudaStream_t stream) {
   if (n == 0)
     return cudaSuccess;
   return launchKernel(
       &finishColsKernel<F8>,
       dim3(unsigned(std::min<int64_t>(ceilDiv(n, kThreads), 4 * smCount()))),
-      dim3(kThreads), stream, n, amax, scaleInv);
+      dim3(kThreads), stream, n, amax, scaleInv, pow2);
 }
 
 } // namespace quant
@@ -43,7 +44,8 @@ cudaError_t launchFinishCols(int64_t n, float *amax, float *scaleInv,
 cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,
-                               uint8_t *outT, cudaStream_t stream) {
+                               uint8_t *outT, bool pow2Scales,
+                               cudaStream_t stream) {
   using namespace quant;
   if (x.cols <= 0)
     return cudaSuccess;
@@ -65,12 +67,13 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
     Fp8Part part = x;
     part.rowOffset = 0;
     err = launchCastPerColumn(src, dst, part, colScale, colAmax, out, outT,
-                              stream);
+                              pow2Scales, stream);
     if (err != cudaSuccess)
       return err;
   }
   return dispatchQuant(src, dst, [&](auto, auto f) {
-    return launchFinishCols<decltype(f)>(x.cols, amax, scaleInv, stream);
+    return launchFinishCols<decltype(f)>(x.cols, amax, scaleInv, pow2Scales,
+                                         stream);
   });
 }
 
@@ -78,7 +81,7 @@ cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
                                    const Fp8Part &x, const float *colScale,
                                    float *amax, float *scaleInv, uint8_t *out,
                                    float *scaleInvT, uint8_t *outT,
-                                   cudaStream_t stream) {
+                                   bool pow2Scales, cudaStream_t stream) {
   using namespace quant;
   // Up to the register row kernel's width (256-thread blocks), the separate
   // passes are faster: that kernel reads each row once. On the H200
@@ -86,12 +89,12 @@ cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
   // their speed at K = 4096..14336 and 1.09x / 1.29x at 28672 / 37888.
   if (x.cols <= int64_t(kThreads) * kVec * kMaxRowVectors) {
     cudaError_t err = launchQuantizeRows(src, dst, x, colScale, amax, scaleInv,
-                                         out, nullptr, stream);
+                                         out, nullptr, pow2Scales, stream);
     if (err != cudaSuccess)
       return err;
     return launchQuantizeCols(src, dst, x, nullptr,
                               amax ? amax + x.rows : nullptr, scaleInvT,
-                              nullptr, outT, stream);
+                              nullptr, outT, pow2Scales, stream);
   }
   // The row and column amax bits accumulate in scaleInv and scaleInvT, which
   // the cast reads and the last kernels turn into 1 / scale.
@@ -117,16 +120,17 @@ cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
     Fp8Part part = x;
     part.rowOffset = 0;
     err = launchCastRowsCols(src, dst, part, colScale, rowAmax, colAmax, out,
-                             outT, stream);
+                             outT, pow2Scales, stream);
     if (err != cudaSuccess)
       return err;
   }
   return dispatchQuant(src, dst, [&](auto, auto f) {
     using F8 = decltype(f);
-    cudaError_t e = launchFinishCols<F8>(x.rows, amax, scaleInv, stream);
+    cudaError_t e =
+        launchFinishCols<F8>(x.rows, amax, scaleInv, pow2Scales, stream);
     return e == cudaSuccess
                ? launchFinishCols<F8>(x.cols, amax ? amax + x.rows : nullptr,
-                                      scaleInvT, stream)
+                                      scaleInvT, pow2Scales, stream)
                : e;
   });
 }

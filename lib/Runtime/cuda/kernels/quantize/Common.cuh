@@ -351,7 +351,8 @@ cudaError_t launchRowColAmax(slinrt_dtype src, slinrt_dtype dst,
 cudaError_t launchCastPerColumn(slinrt_dtype src, slinrt_dtype dst,
                                 const Fp8Part &part, const float *colScale,
                                 const uint32_t *colAmax, uint8_t *out,
-                                uint8_t *outT, cudaStream_t stream);
+                                uint8_t *outT, bool pow2Scales,
+                                cudaStream_t stream);
 
 /// The rows/cols dual cast (Cast.cu) of one part: out = x · colScale with
 /// its row's scale (rowAmax bits), outT = xᵀ with its column's (colAmax
@@ -359,7 +360,7 @@ cudaError_t launchCastPerColumn(slinrt_dtype src, slinrt_dtype dst,
 cudaError_t launchCastRowsCols(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &part, const float *colScale,
                                const uint32_t *rowAmax, const uint32_t *colAmax,
-                               uint8_t *out, uint8_t *outT,
+                               uint8_t *out, uint8_t *outT, bool pow2Scales,
                                cudaStream_t stream);
 
 } // namespace quant

@@ -5,7 +5,8 @@
 // quantizer (RowQuantize.cu) and the per-column and rows/cols quantizations
 // that compose them (ColumnQuantize.cu). Values, scales and bytes follow
 // Float8.h, shared with the CPU backend, in the same fp32 operations, so the
-// targets agree bit for bit. Each launches on `stream` and returns the first
+// targets agree bit for bit; `pow2Scales` rounds every scale down to a power
+// of 2 (SLINRT_SCALE_POW2). Each launches on `stream` and returns the first
 // failed launch's status; none allocates or synchronizes.
 //
 //===----------------------------------------------------------------------===//
@@ -53,7 +54,7 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
                             int64_t totalRows, const float *colScale,
                             const float *amax, uint8_t *out, uint8_t *outT,
                             float *scaleInv, float *rowScaleInv,
-                            cudaStream_t stream);
+                            bool pow2Scales, cudaStream_t stream);
 
 /// The dual cast of x [rows, cols] (slinrt_quantize_fp8_dual), one launch:
 /// out = x · colScale with the scale of amax[0] (scaleInv[0] written), outT
@@ -61,7 +62,8 @@ cudaError_t launchCastParts(slinrt_dtype src, slinrt_dtype dst,
 cudaError_t launchCastDual(slinrt_dtype src, slinrt_dtype dst, const Fp8Part &x,
                            const float *colScale, const float *amax,
                            uint8_t *out, float *scaleInv, uint8_t *outT,
-                           float *scaleInvT, cudaStream_t stream);
+                           float *scaleInvT, bool pow2Scales,
+                           cudaStream_t stream);
 
 /// The rows/cols dual quantization of x [rows, cols]
 /// (slinrt_quantize_fp8_dual_rows): out = x · colScale (colScale may be
@@ -76,7 +78,7 @@ cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
                                    const Fp8Part &x, const float *colScale,
                                    float *amax, float *scaleInv, uint8_t *out,
                                    float *scaleInvT, uint8_t *outT,
-                                   cudaStream_t stream);
+                                   bool pow2Scales, cudaStream_t stream);
 
 /// Per-row (one launch) and per-column quantization of x: amax (may be
 /// NULL) and scaleInv get one entry per row / column. The per-column one is
@@ -85,11 +87,13 @@ cudaError_t launchQuantizeDualRows(slinrt_dtype src, slinrt_dtype dst,
 cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,
-                               uint8_t *outT, cudaStream_t stream);
+                               uint8_t *outT, bool pow2Scales,
+                               cudaStream_t stream);
 cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,
-                               uint8_t *outT, cudaStream_t stream);
+                               uint8_t *outT, bool pow2Scales,
+                               cudaStream_t stream);
 
 } // namespace cuda
 } // namespace slinrt

@@ -26,7 +26,7 @@ template <typename S, typename F8, int V, int Threads = kThreads>
 __global__ void __launch_bounds__(Threads)
     quantizeRowsInRegistersKernel(Fp8Part x, const float *colScale, float *amax,
                                   float *scaleInv, uint8_t *out,
-                                  bool outVectorOk, uint8_t *outT) {
+                                  bool outVectorOk, uint8_t *outT, bool pow2) {
   allowDependents();
   constexpr int kLoads = kVec * sizeof(S) / 16;
   int64_t K = x.cols, M = x.rows;
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(Threads)
     }
     loadRow(r + gridDim.x);
     float rowAmax = bitCast<float>(blockMax<Threads>(best));
-    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
+    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax, pow2);
     if (threadIdx.x == 0) {
       if (amax)
         amax[r] = rowAmax;
@@ -109,7 +109,7 @@ template <typename S, typename F8>
 __global__ void __launch_bounds__(kThreads)
     quantizeRowsKernel(Fp8Part x, const float *colScale, float *amax,
                        float *scaleInv, uint8_t *out, bool outVectorOk,
-                       uint8_t *outT) {
+                       uint8_t *outT, bool pow2) {
   int64_t K = x.cols, M = x.rows;
   for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
     uint32_t best = 0;
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(kThreads)
         best = max(best, absBits(v[j]));
     }
     float rowAmax = bitCast<float>(blockMax(best));
-    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax);
+    float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax, pow2);
     if (threadIdx.x == 0) {
       if (amax)
         amax[r] = rowAmax;
@@ -156,7 +156,8 @@ using namespace quant;
 cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,
-                               uint8_t *outT, cudaStream_t stream) {
+                               uint8_t *outT, bool pow2Scales,
+                               cudaStream_t stream) {
   if (x.rows <= 0)
     return cudaSuccess;
   bool outVectorOk = aligned(out, 8) && x.cols % kVec == 0;
@@ -170,7 +171,8 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
       unsigned grid =
           unsigned(std::min<int64_t>(blocks, residentBlocks(kernel, threads)));
       return launchKernel(kernel, dim3(grid), dim3(threads), stream, x,
-                          colScale, amax, scaleInv, out, outVectorOk, outT);
+                          colScale, amax, scaleInv, out, outVectorOk, outT,
+                          pow2Scales);
     };
     if constexpr (sizeof(S) == 2) {
       if (x.vectorOk && vectors > kMaxRowVectors &&
@@ -190,7 +192,7 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
     }
     return launchKernel(&quantizeRowsKernel<S, F8>, dim3(blocks),
                         dim3(kThreads), stream, x, colScale, amax, scaleInv,
-                        out, outVectorOk, outT);
+                        out, outVectorOk, outT, pow2Scales);
   });
 }
 
