@@ -215,6 +215,15 @@ def cublaslt_version() -> str:
     return "unknown"
 
 
+def _wheel_build() -> str:
+    """The commit and CUDA architectures of the installed wheel (``splitlinear._build_info``), or why not."""
+    try:
+        from splitlinear import _build_info
+    except ImportError:
+        return "not a wheel (no splitlinear._build_info)"
+    return f"{_build_info.COMMIT}, CUDA {_build_info.CUDA_ARCHITECTURES}"
+
+
 def environment(command: Sequence[str] | None = None) -> dict[str, object]:
     """The header of every result JSON: hardware, versions, commit, date and the exact command."""
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -235,6 +244,7 @@ def environment(command: Sequence[str] | None = None) -> dict[str, object]:
         "torchao": _version("torchao"),
         "transformers": _version("transformers"),
         "splitlinear": _version("splitlinear"),
+        "wheel": _wheel_build(),
         "python": platform.python_version(),
         "cpu": platform.processor() or platform.machine(),
         "commit": commit + ("+dirty" if dirty and dirty != "unknown" else ""),

@@ -5,7 +5,7 @@ replaces what is between the markers with the table rendered from ``RESULTS/<sui
 line saying which command measures it, where that JSON is absent), and leaves the rest of the
 document as it is. Plots (matplotlib, when installed) go to ``docs/img/``.
 
-    python bench/report.py                               # bench/results/h200 -> docs/Performance.md, docs/img
+    python bench/report.py                               # bench/results/h100 -> docs/Performance.md, docs/img
     python bench/report.py --results DIR --doc OUT.md    # any results folder, any document
     python bench/report.py --check                       # exit 1 if a table differs from its JSON
 """
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_RESULTS = REPO / "bench" / "results" / "h200"
+#: The results the docs render from (one folder: the GPU they were measured on).
+DEFAULT_RESULTS = REPO / "bench" / "results" / "h100"
 DEFAULT_DOC = REPO / "docs" / "Performance.md"
 DEFAULT_IMG = REPO / "docs" / "img"
 MARKER = re.compile(r"(<!-- BEGIN (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END (?P=name) -->)", re.S)
@@ -67,7 +68,8 @@ def _footer(data: dict[str, Any]) -> list[str]:
     parts = []
     env = data.get("environment", {})
     if env and not data.get("quick"):
-        parts.append(f"Measured on {env.get('gpu')}, {str(env.get('date', ''))[:10]}, commit {env.get('commit')}.")
+        build = env.get("wheel", f"commit {env.get('commit')}")
+        parts.append(f"Measured on {env.get('gpu')}, {str(env.get('date', ''))[:10]}, wheel built from {build}.")
     if data.get("status") != "ok":
         parts.append(f"Status: {data.get('status')} ({data.get('reason', '')}).")
     if data.get("quick"):
@@ -95,7 +97,8 @@ def table_setup(suites: dict[str, dict]) -> list[str]:
             f"GPU           {env.get('gpu')} (SM clock at start {clock_s}), driver {env.get('driver')}",
             f"software      CUDA {env.get('cuda')}, cuBLASLt {env.get('cublaslt')}, torch {env.get('torch')}, "
             f"torchao {env.get('torchao')}, transformers {env.get('transformers')}",
-            f"splitlinear   commit {env.get('commit')}, measured {env.get('date')}",
+            f"splitlinear   wheel built from {env.get('wheel', 'n/a')}; bench/ at commit {env.get('commit')}; "
+            f"measured {env.get('date')}",
             f"command       {env.get('command')}",
             "```"]
 
@@ -174,6 +177,8 @@ def table_prefill(suites: dict[str, dict]) -> list[str]:
     out = [f"Prefill: no-cache forward of {shape} tokens, default compile mode, ms.", ""]
     rows = [[_name(r["variant"]), _f(r["prefill"]["ms"]), _x(ref["prefill"]["ms"], r["prefill"]["ms"]),
              f"{r['prefill']['tokens_per_s']:,.0f}", _f(r["prefill"]["first_call_s"], 1)] for r in rows_in]
+    if not rows:
+        return out + ["No prefill rows in this run."] + [""] + _footer(data)
     out += _table(["variant", "prefill ms", f"× {_name(ref['variant']) if ref else '—'}", "tokens/s",
                    "first call s"], rows)
     return out + [""] + _footer(data)

@@ -10,7 +10,7 @@
 #     statically (cmake/StaticLLVM.cmake), CUDA code for every architecture in
 #     WHEEL_CUDA_ARCHITECTURES;
 #  2. the three libraries, stripped, staged into splitlinear/lib/ of a copy of
-#     python/, with a RUNPATH that finds torch's libraries and the CUDA 13
+#     python/ (with splitlinear/_build_info.py: the commit and architectures), with a RUNPATH that finds torch's libraries and the CUDA 13
 #     runtime and cuBLASLt where the torch wheel installs them
 #     (site-packages/nvidia/cu13/lib), as libtorch_cuda.so does;
 #  3. a py3-none-linux_x86_64 wheel (python/setup.py), then auditwheel repair:
@@ -40,6 +40,19 @@ trap 'rm -rf "$STAGE"' EXIT
 cp -r python "$STAGE/python"
 rm -rf "$STAGE/python/tests" "$STAGE"/python/*.egg-info "$STAGE/python/build"
 find "$STAGE/python" -name __pycache__ -prune -exec rm -rf {} +
+# What the wheel was built from, for the benchmarks' environment header
+# (bench/common.py): the commit (+dirty with uncommitted changes) and the
+# CUDA architectures.
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$COMMIT" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  COMMIT="$COMMIT+dirty"
+fi
+cat > "$STAGE/python/splitlinear/_build_info.py" <<PYEOF
+"""How this wheel was built (written by scripts/build-wheel.sh)."""
+
+COMMIT = "$COMMIT"
+CUDA_ARCHITECTURES = "$WHEEL_CUDA_ARCHITECTURES"
+PYEOF
 mkdir -p "$STAGE/python/splitlinear/lib"
 for lib in libsplitlinear_c.so libsplitlinear_runtime.so libsplitlinear_torch.so; do
   if [ ! -f "$BUILD_DIR/lib/$lib" ]; then
