@@ -14,7 +14,7 @@ numerics do not depend on compiling), ``lm_head`` in bf16 in both.
 projections after them (input_layernorm: q/k/v; post_attention_layernorm: gate/up).
 
     python bench/model/grad_sqnr.py --out grads.json          # bench/run.py --suite grads (GPU)
-    python bench/model/grad_sqnr.py --quick --out grads.json  # tiny model on the CPU (exact emulation)
+    python bench/model/grad_sqnr.py --quick --out grads.json  # tiny model on the CPU (exact emulation), rowwise
 """
 
 from __future__ import annotations
@@ -131,11 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--recipes", nargs="+", default=["tensorwise", "rowwise", "rowwise_with_gw_hp"])
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=1024)
-    p.add_argument("--quick", action="store_true", help="tiny model on the CPU, 2×32 tokens")
+    p.add_argument("--quick", action="store_true", help="tiny model on the CPU, 2×32 tokens, rowwise only")
     p.add_argument("--out", help="write the result as JSON here")
     args = p.parse_args(argv)
     if args.quick:
-        config, device, args.batch, args.seq = TINY, "cpu", 2, 32
+        config, device, args.batch, args.seq, args.recipes = TINY, "cpu", 2, 32, ["rowwise"]
     else:
         config, device = {**LLAMA3_8B, "vocab_size": 32000}, "cuda"
     result = run(config, 2, args.batch, args.seq, args.recipes, device)

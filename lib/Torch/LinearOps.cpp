@@ -105,7 +105,8 @@ at::Tensor splitlinear::linear(const at::Tensor &input, at::TensorList weight,
   bool hasBias = bias.has_value();
   if (hasBias) {
     TORCH_CHECK(bias->size() == weight.size(), op, ": bias has ", bias->size(),
-                " tensors but weight has ", weight.size());
+                bias->size() == 1 ? " tensor" : " tensors", " but weight has ",
+                weight.size());
     for (size_t i = 0; i < bias->size(); ++i) {
       ArgName name{"bias", static_cast<int64_t>(i)};
       const at::Tensor &b = (*bias)[i];

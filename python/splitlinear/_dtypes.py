@@ -34,6 +34,11 @@ def prose_list(dtypes: Iterable[torch.dtype]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+def count(n: int, noun: str) -> str:
+    """``"1 tensor"``, ``"2 tensors"``: a count in a message, as the C++ ops write it."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 # --- FP8 (the C++ side is lib/Torch/Fp8Ops.cpp) -----------------------------------------------
 
 #: The FP8 storage types: ``float8_e4m3fn`` (max 448; activations, weights) and

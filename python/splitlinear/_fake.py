@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ._dtypes import SUPPORTED_DTYPES, prose_list
+from ._dtypes import SUPPORTED_DTYPES, count, prose_list
 
 #: The C++ op's wording: "...; supported are float32, float16, bfloat16 and float64".
 _SUPPORTED_TEXT = f"supported are {prose_list(SUPPORTED_DTYPES)}"
@@ -58,7 +58,7 @@ def _linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor]
     if bias is not None:
         torch._check(
             len(bias) == len(weight),
-            lambda: f"{who}: bias has {len(bias)} tensors but weight has {len(weight)}",
+            lambda: f"{who}: bias has {count(len(bias), 'tensor')} but weight has {len(weight)}",
         )
         for i, b in enumerate(bias):
             torch._check(b.dim() == 1, lambda: f"{who}: bias[{i}] must be 1-D [N_i]")

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 from torch.fx.experimental.symbolic_shapes import guard_or_false
 
-from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_DUAL_AXES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name
+from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_DUAL_AXES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name, count
 
 #: The FP8 GEMM's granularity for K and N (cuBLASLt on sm89+; the CPU target checks the same).
 FP8_MULTIPLE = 16
@@ -156,7 +156,7 @@ def _check_bias(bias: Sequence[Tensor], weight: Sequence[Tensor], dtype: torch.d
                 input: Tensor, who: str) -> None:
     """Bias parts ``[N_i]`` of ``dtype`` on the input's device, one per weight part."""
     torch._check(len(bias) == len(weight),
-                 lambda: f"{who}: bias has {len(bias)} tensors but weight has {len(weight)}")
+                 lambda: f"{who}: bias has {count(len(bias), 'tensor')} but weight has {len(weight)}")
     for i, b in enumerate(bias):
         rows = weight[i].shape[0]
         torch._check(b.dim() == 1 and b.shape[0] == rows,

@@ -85,3 +85,15 @@ def test_grads_quick_measures_sqnr(op, quick_results: dict[str, dict]) -> None:
         mean[(r["impl"], r["recipe"])] = sum(values) / len(values)
     bf16 = mean.pop(("bf16", None))
     assert all(bf16 > v for v in mean.values()), (bf16, mean)
+
+
+def test_accuracy_quick_fp8_loss_curve_within_two_percent(op, quick_results: dict[str, dict]) -> None:
+    """The accuracy suite's CI size (``bench/model/convergence.py --quick``): a tiny Llama trained on a
+    fixed Markov-chain corpus with option ``fp8`` stays within 2 % of the same training without it."""
+    rows = {r["recipe"]: r for r in quick_results["accuracy"]["results"]}
+    base, fp8 = rows["baseline"]["curve"], rows["tensorwise"]["curve"]
+    # It learns: the last window's loss is well below the first's.
+    assert base[-1] < 0.8 * base[0], base
+    assert rows["tensorwise"]["max_gap"] <= 0.02, (base, fp8)
+    # And FP8 is not the baseline under another name: the curves differ.
+    assert base != fp8

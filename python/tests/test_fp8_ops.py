@@ -383,7 +383,7 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
     ("l-bias-dtype", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)], [torch.ones(16).half()]),
      "bias[0] has dtype Half but input has Float"),
     ("l-bias-count", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)] * 2, [torch.ones(16)]),
-     "bias has 1 tensors but weight has 2"),
+     "bias has 1 tensor but weight has 2"),
     ("l-cols", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 48)]),
      "weight[0] has 48 columns but input has K = 32"),
     # fp8_quantize_dual

@@ -27,7 +27,7 @@ ERROR_CASES: dict[str, tuple[Callable[[str], tuple], str]] = {
                    "weight[1] has 6 columns but input has K = 8"),
     "zero_parts": (lambda d: (torch.randn(3, 8, device=d), [], None), "weight must hold at least one tensor"),
     "bias_count": (lambda d: (torch.randn(3, 8, device=d), _parts(d), [torch.randn(4, device=d)]),
-                   "bias has 1 tensors but weight has 3"),
+                   "bias has 1 tensor but weight has 3"),
     "bias_size": (lambda d: (torch.randn(3, 8, device=d), _parts(d), [torch.randn(4, device=d), torch.randn(3, device=d), torch.randn(2, device=d)]),
                   "bias[1] has 3 elements but weight[1] has 2 rows"),
     "bias_2d": (lambda d: (torch.randn(3, 8, device=d), _parts(d, (4,)), [torch.randn(4, 1, device=d)]),
