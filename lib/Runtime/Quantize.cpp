@@ -107,13 +107,10 @@ PartsProblem slinrt::makeAmaxPartsProblem(slinrt_dtype src, int64_t numParts,
   return p;
 }
 
-PartsProblem slinrt::makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
-                                          int64_t numParts,
-                                          const slinrt_memref2d *parts,
-                                          const float *amax, void *out,
-                                          void *outT, float *scaleInv,
-                                          float *rowScaleInv,
-                                          int32_t scaleRule) {
+PartsProblem slinrt::makeCastPartsProblem(
+    slinrt_dtype src, slinrt_dtype dst, int64_t numParts,
+    const slinrt_memref2d *parts, const float *amax, void *out, void *outT,
+    float *scaleInv, float *rowScaleInv, int32_t scaleRule) {
   requireFp8("dst", dst);
   bool pow2 = checkScaleRule(scaleRule);
   PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true, amax);

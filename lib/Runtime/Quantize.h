@@ -82,8 +82,7 @@ PartsProblem makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                   float *scaleInv, float *rowScaleInv,
                                   int32_t scaleRule);
 QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
-                                    int32_t axis,
-                                    const slinrt_memref2d *x,
+                                    int32_t axis, const slinrt_memref2d *x,
                                     const float *colScale, float *amax,
                                     float *scaleInv, void *out, void *outT,
                                     int32_t scaleRule);

@@ -105,10 +105,9 @@ public:
       std::tie(x8, sx, xCols, sxCols) = h.fp8QuantizeDual.call(
           input, at::kFloat8_e4m3fn, std::nullopt, "rows", pow2);
     } else {
-      std::tie(x8, x8t, sx) =
-          h.fp8Quantize.call(input, at::kFloat8_e4m3fn,
-                             rowwise ? "rows" : "tensor", std::nullopt,
-                             /*write_out=*/true, xTransposed, pow2);
+      std::tie(x8, x8t, sx) = h.fp8Quantize.call(
+          input, at::kFloat8_e4m3fn, rowwise ? "rows" : "tensor", std::nullopt,
+          /*write_out=*/true, xTransposed, pow2);
     }
     // Without the weight cache no FP8 copy of the weights outlives this
     // GEMM (as torchao recasts its weights).
@@ -219,8 +218,8 @@ public:
       } else if (recipe == Fp8Recipe::Rowwise && needs.anyWeight()) {
         // Rowwise: dy per row (folded) for dgrad and per column (plain,
         // transposed) for wgrad, from one read of dy.
-        auto [out, scaleInv, outT, scaleInvT] = h.fp8QuantizeDual.call(
-            grad, gradFp8, rowScaleInv, "rows", pow2);
+        auto [out, scaleInv, outT, scaleInvT] =
+            h.fp8QuantizeDual.call(grad, gradFp8, rowScaleInv, "rows", pow2);
         dz8 = out, sz = scaleInv;
         dy8t = padColumns(outT), sdy = scaleInvT;
         sw = ones();

@@ -240,8 +240,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
                          c10::string_view axis,
                          const std::optional<at::Tensor> &colScale,
-                         bool writeOut, bool writeTransposed,
-                         bool pow2Scales) {
+                         bool writeOut, bool writeTransposed, bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_quantize";
   checkQuantizeArgs(input, dtype, op);
   slinrt_quant_axis quantAxis = parseAxis(axis, op);
@@ -265,13 +264,12 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
   at::DataPtr workspace;
   slinrt_context *ctx = contextFor(input.device(), op, workspace);
   slinrt_memref2d desc = descriptor2d(x);
-  slinrt_quantize_fp8(ctx, static_cast<slinrt_dtype>(dtypeCode(x.scalar_type())),
-                      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), quantAxis,
-                      &desc, scale.defined() ? floatData(scale) : nullptr,
-                      floatData(amax), floatData(scaleInv),
-                      writeOut ? bytes(out) : nullptr,
-                      writeTransposed ? bytes(outT) : nullptr,
-                      scaleRule(pow2Scales));
+  slinrt_quantize_fp8(
+      ctx, static_cast<slinrt_dtype>(dtypeCode(x.scalar_type())),
+      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), quantAxis, &desc,
+      scale.defined() ? floatData(scale) : nullptr, floatData(amax),
+      floatData(scaleInv), writeOut ? bytes(out) : nullptr,
+      writeTransposed ? bytes(outT) : nullptr, scaleRule(pow2Scales));
   checkContext(ctx, op);
   return {out, outT, scaleInv};
 }
@@ -307,16 +305,14 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
   auto dst = static_cast<slinrt_dtype>(fp8DtypeCode(dtype));
   const float *cs = scale.defined() ? floatData(scale) : nullptr;
   if (rows) {
-    slinrt_quantize_fp8_dual_rows(ctx, src, dst, &desc, cs, nullptr,
-                                  floatData(scaleInv), bytes(out),
-                                  floatData(scaleInvT), bytes(outT),
-                                  scaleRule(pow2Scales));
+    slinrt_quantize_fp8_dual_rows(
+        ctx, src, dst, &desc, cs, nullptr, floatData(scaleInv), bytes(out),
+        floatData(scaleInvT), bytes(outT), scaleRule(pow2Scales));
   } else {
     at::Tensor amax = at::empty({2}, f32);
-    slinrt_quantize_fp8_dual(ctx, src, dst, &desc, cs, floatData(amax),
-                             floatData(scaleInv), bytes(out),
-                             floatData(scaleInvT), bytes(outT),
-                             scaleRule(pow2Scales));
+    slinrt_quantize_fp8_dual(
+        ctx, src, dst, &desc, cs, floatData(amax), floatData(scaleInv),
+        bytes(out), floatData(scaleInvT), bytes(outT), scaleRule(pow2Scales));
   }
   checkContext(ctx, op);
   return {out, scaleInv, outT, scaleInvT};
@@ -328,8 +324,7 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
-                          bool writeTransposed, bool cache,
-                          bool pow2Scales) {
+                          bool writeTransposed, bool cache, bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_cast_parts";
   if (cache)
     return cachedFp8CastParts(parts, dtype, writeTransposed, pow2Scales, [&] {
@@ -369,11 +364,11 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   slinrt_context *ctx = contextFor(first.device(), op, workspace);
   auto src = static_cast<slinrt_dtype>(dtypeCode(first.scalar_type()));
   slinrt_amax_parts(ctx, src, numParts, descs.data(), floatData(amax));
-  slinrt_cast_parts_fp8(ctx, src, static_cast<slinrt_dtype>(fp8DtypeCode(dtype)),
-                        numParts, descs.data(), floatData(amax), bytes(w8),
-                        writeTransposed ? bytes(w8T) : nullptr,
-                        floatData(scaleInv), floatData(rowScaleInv),
-                        scaleRule(pow2Scales));
+  slinrt_cast_parts_fp8(
+      ctx, src, static_cast<slinrt_dtype>(fp8DtypeCode(dtype)), numParts,
+      descs.data(), floatData(amax), bytes(w8),
+      writeTransposed ? bytes(w8T) : nullptr, floatData(scaleInv),
+      floatData(rowScaleInv), scaleRule(pow2Scales));
   checkContext(ctx, op);
   return {w8, w8T, scaleInv, rowScaleInv};
 }

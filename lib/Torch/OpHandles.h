@@ -32,8 +32,10 @@ using Fp8QuantizeDualSig =
         const at::Tensor &, at::ScalarType, const std::optional<at::Tensor> &,
         c10::string_view, bool);
 using Fp8CastPartsSig =
-    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(
-        at::TensorList, at::ScalarType, bool, bool, bool);
+    std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>(at::TensorList,
+                                                               at::ScalarType,
+                                                               bool, bool,
+                                                               bool);
 using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                    at::TensorList, const at::Tensor &,
                                    std::optional<at::TensorList>,

@@ -890,7 +890,8 @@ TEST_F(CUDARuntimeTest, Fp8ColScaledAmaxMatchesCPU) {
             dScaleInvInf(1);
         slinrt_quantize_fp8(gpu, src, dst, SLINRT_QUANT_TENSOR, &dxInf.desc2,
                             dColScaleInf.get(), dAmaxInf.get(),
-                            dScaleInvInf.get(), nullptr, nullptr, SLINRT_SCALE_EXACT);
+                            dScaleInvInf.get(), nullptr, nullptr,
+                            SLINRT_SCALE_EXACT);
         ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
             << slinrt_context_error(gpu);
         std::vector<float> amaxInf = dAmaxInf.download();
@@ -1380,7 +1381,8 @@ TEST_F(CUDARuntimeTest, Fp8ActivationQuantizationTime) {
     auto once = [&] {
       slinrt_quantize_fp8(gpu, SLINRT_BF16, SLINRT_F8E4M3FN, axis, &ref,
                           nullptr, amax.get(), scaleInv.get(), out.get(),
-                          transposed ? outT.get() : nullptr, SLINRT_SCALE_EXACT);
+                          transposed ? outT.get() : nullptr,
+                          SLINRT_SCALE_EXACT);
     };
     for (int i = 0; i < 3; ++i)
       once();

@@ -383,8 +383,8 @@ TEST_F(DecodeGemmTest, WaitsForTheActivationQuantizationThatLetsItStart) {
       auto quantizeThenGemm = [&](bool sync) {
         slinrt_quantize_fp8(gpu, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
                             &xRef, nullptr, static_cast<float *>(amax.ptr),
-                            static_cast<float *>(scaleInv.ptr), x8.ptr,
-                            nullptr, SLINRT_SCALE_EXACT);
+                            static_cast<float *>(scaleInv.ptr), x8.ptr, nullptr,
+                            SLINRT_SCALE_EXACT);
         if (sync)
           ASSERT_CUDA(cudaStreamSynchronize(stream));
         scaledGemmFn(true, c.outType)(gpu, &aRef, &dev.bRef, &dev.dRef, &sRef,
@@ -421,7 +421,8 @@ TEST_F(DecodeGemmTest, WaitsForTheActivationQuantizationThatLetsItStart) {
           cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
       slinrt_quantize_fp8(gpu, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_ROWS,
                           &xRef, nullptr, static_cast<float *>(amax.ptr),
-                          static_cast<float *>(scaleInv.ptr), x8.ptr, nullptr, SLINRT_SCALE_EXACT);
+                          static_cast<float *>(scaleInv.ptr), x8.ptr, nullptr,
+                          SLINRT_SCALE_EXACT);
       scaledGemmFn(true, c.outType)(gpu, &aRef, &dev.bRef, &dev.dRef, &sRef,
                                     &dev.sBRef, nullptr, c.aType, c.bType,
                                     c.scaling, 0);

@@ -176,11 +176,11 @@ TEST(Fp8Quantize, PowerOfTwoScalesRoundDown) {
   EXPECT_EQ(slinrt::fp8Scale(0.0f, 448.0f, true), 1.0f);
   // An overflowing quotient: FLT_MAX, then 2^127.
   EXPECT_EQ(slinrt::fp8Scale(1e-40f, 448.0f, true), std::ldexp(1.0f, 127));
-  EXPECT_EQ(slinrt::fp8Scale(std::numeric_limits<float>::infinity(), 448.0f,
-                             true),
-            0.0f);
-  EXPECT_TRUE(std::isnan(slinrt::fp8Scale(
-      std::numeric_limits<float>::quiet_NaN(), 448.0f, true)));
+  EXPECT_EQ(
+      slinrt::fp8Scale(std::numeric_limits<float>::infinity(), 448.0f, true),
+      0.0f);
+  EXPECT_TRUE(std::isnan(
+      slinrt::fp8Scale(std::numeric_limits<float>::quiet_NaN(), 448.0f, true)));
 }
 
 TEST(Fp8Quantize, BadScaleRuleIsNamed) {
@@ -207,39 +207,39 @@ TEST(Fp8Quantize, EveryAxisMatchesTheReference) {
            {SLINRT_QUANT_TENSOR, SLINRT_QUANT_ROWS, SLINRT_QUANT_COLS})
         for (bool withColScale : {false, true})
           for (bool pow2 : {false, true}) {
-          SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
-                       " per " + axisName(axis) +
-                       (withColScale ? " with colScale" : "") +
-                       (pow2 ? ", power-of-2 scales" : ""));
-          TestMatrix x = randomInput(rng, src, M, K, 3.0);
-          std::vector<float> colScale(K);
-          std::uniform_real_distribution<double> sd(0.01, 4.0);
-          for (float &s : colScale)
-            s = toF32(sd(rng));
-          const float *cs = withColScale ? colScale.data() : nullptr;
-          QuantRef want = referenceQuantize(dst, axis, x, cs, pow2);
-          size_t groups = want.amax.size();
-          std::vector<float> amax(groups, -1), scaleInv(groups, -1);
-          Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
-          slinrt_quantize_fp8(ctx, src, dst, axis, x.ref(), cs, amax.data(),
-                              scaleInv.data(), out.data(), outT.data(),
-                              pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
-          ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
-              << slinrt_context_error(ctx);
-          EXPECT_TRUE(sameFloats(amax, want.amax));
-          EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
-          EXPECT_TRUE(sameBytes(out, want.out));
-          EXPECT_TRUE(sameBytes(outT, want.outT));
-          // Not a degenerate case: the amax reaches the top of the range
-          // (its top binade with power-of-2 scales: 8 codes lower for e4m3,
-          // 4 for e5m2).
-          int top = 0;
-          for (uint8_t b : want.out)
-            top = std::max(top, b & 0x7F);
-          int binade = dst == SLINRT_F8E4M3FN ? 8 : 4;
-          EXPECT_GE(top, (dst == SLINRT_F8E4M3FN ? 0x7E : 0x7B) - 1 -
-                             (pow2 ? binade : 0));
-        }
+            SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
+                         " per " + axisName(axis) +
+                         (withColScale ? " with colScale" : "") +
+                         (pow2 ? ", power-of-2 scales" : ""));
+            TestMatrix x = randomInput(rng, src, M, K, 3.0);
+            std::vector<float> colScale(K);
+            std::uniform_real_distribution<double> sd(0.01, 4.0);
+            for (float &s : colScale)
+              s = toF32(sd(rng));
+            const float *cs = withColScale ? colScale.data() : nullptr;
+            QuantRef want = referenceQuantize(dst, axis, x, cs, pow2);
+            size_t groups = want.amax.size();
+            std::vector<float> amax(groups, -1), scaleInv(groups, -1);
+            Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
+            slinrt_quantize_fp8(ctx, src, dst, axis, x.ref(), cs, amax.data(),
+                                scaleInv.data(), out.data(), outT.data(),
+                                pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
+            ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+                << slinrt_context_error(ctx);
+            EXPECT_TRUE(sameFloats(amax, want.amax));
+            EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
+            EXPECT_TRUE(sameBytes(out, want.out));
+            EXPECT_TRUE(sameBytes(outT, want.outT));
+            // Not a degenerate case: the amax reaches the top of the range
+            // (its top binade with power-of-2 scales: 8 codes lower for e4m3,
+            // 4 for e5m2).
+            int top = 0;
+            for (uint8_t b : want.out)
+              top = std::max(top, b & 0x7F);
+            int binade = dst == SLINRT_F8E4M3FN ? 8 : 4;
+            EXPECT_GE(top, (dst == SLINRT_F8E4M3FN ? 0x7E : 0x7B) - 1 -
+                               (pow2 ? binade : 0));
+          }
 }
 
 TEST(Fp8Quantize, OptionalOutputsMayBeNull) {
@@ -280,7 +280,8 @@ TEST(Fp8Quantize, SpecialValues) {
   }
   x.set(1, 3, std::numeric_limits<double>::quiet_NaN());
   slinrt_quantize_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, SLINRT_QUANT_TENSOR,
-                      x.ref(), nullptr, &amax, &scaleInv, out.data(), nullptr, SLINRT_SCALE_EXACT);
+                      x.ref(), nullptr, &amax, &scaleInv, out.data(), nullptr,
+                      SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK);
   EXPECT_TRUE(std::isnan(amax));
   EXPECT_TRUE(std::isnan(scaleInv));
@@ -316,9 +317,9 @@ TEST(Fp8QuantizeDual, IsTheTwoTensorwiseQuantizations) {
       ASSERT_NE(folded.scaleInv[0], plain.scaleInv[0]);
       std::vector<float> amax(2, -1), scaleInv(1, -1), scaleInvT(1, -1);
       Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
-      slinrt_quantize_fp8_dual(ctx, src, dst, x.ref(), colScale.data(),
-                               amax.data(), scaleInv.data(), out.data(),
-                               scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
+      slinrt_quantize_fp8_dual(
+          ctx, src, dst, x.ref(), colScale.data(), amax.data(), scaleInv.data(),
+          out.data(), scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
       ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
           << slinrt_context_error(ctx);
       EXPECT_TRUE(sameFloats(scaleInv, folded.scaleInv));
@@ -357,7 +358,8 @@ TEST(Fp8QuantizeDualRows, IsTheRowAndColumnQuantizations) {
             Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
             slinrt_quantize_fp8_dual_rows(
                 ctx, src, dst, x.ref(), cs, withAmax ? amax.data() : nullptr,
-                scaleInv.data(), out.data(), scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
+                scaleInv.data(), out.data(), scaleInvT.data(), outT.data(),
+                SLINRT_SCALE_EXACT);
             ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
                 << slinrt_context_error(ctx);
             EXPECT_TRUE(sameFloats(scaleInv, rows.scaleInv));
@@ -390,54 +392,54 @@ TEST(Fp8CastParts, PartsKeepTheirOwnScales) {
   for (slinrt_dtype src : kSourceTypes)
     for (slinrt_dtype dst : kFp8Types)
       for (bool pow2 : {false, true}) {
-      SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
-                   (pow2 ? ", power-of-2 scales" : ""));
-      // The second part is 1e4 smaller than the first.
-      PartsFixture f =
-          makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
-      int64_t P = int64_t(f.parts.size()), R = f.totalRows;
-      std::vector<float> amax(P, -1);
-      slinrt_amax_parts(ctx, src, P, f.refs.data(), amax.data());
-      ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
-          << slinrt_context_error(ctx);
-      std::vector<float> scaleInv(P, -1), rowScaleInv(R, -1);
-      Bytes out(size_t(R * K), 0xAA), outT(size_t(R * K), 0xAA);
-      slinrt_cast_parts_fp8(ctx, src, dst, P, f.refs.data(), amax.data(),
-                            out.data(), outT.data(), scaleInv.data(),
-                            rowScaleInv.data(),
-                            pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
-      ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
-          << slinrt_context_error(ctx);
+        SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
+                     (pow2 ? ", power-of-2 scales" : ""));
+        // The second part is 1e4 smaller than the first.
+        PartsFixture f =
+            makeParts(rng, src, K, {{5, 30.0}, {16, 3e-3}, {9, 1.0}});
+        int64_t P = int64_t(f.parts.size()), R = f.totalRows;
+        std::vector<float> amax(P, -1);
+        slinrt_amax_parts(ctx, src, P, f.refs.data(), amax.data());
+        ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+            << slinrt_context_error(ctx);
+        std::vector<float> scaleInv(P, -1), rowScaleInv(R, -1);
+        Bytes out(size_t(R * K), 0xAA), outT(size_t(R * K), 0xAA);
+        slinrt_cast_parts_fp8(ctx, src, dst, P, f.refs.data(), amax.data(),
+                              out.data(), outT.data(), scaleInv.data(),
+                              rowScaleInv.data(),
+                              pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
+        ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+            << slinrt_context_error(ctx);
 
-      int64_t row0 = 0;
-      for (int64_t i = 0; i < P; ++i) {
-        const TestMatrix &x = f.parts[i];
-        QuantRef want =
-            referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr, pow2);
-        EXPECT_TRUE(sameBits(amax[i], want.amax[0])) << "part " << i;
-        EXPECT_TRUE(sameBits(scaleInv[i], want.scaleInv[0])) << "part " << i;
-        double worst = 0;
-        for (int64_t r = 0; r < x.rows; ++r) {
-          EXPECT_TRUE(sameBits(rowScaleInv[row0 + r], want.scaleInv[0]));
-          for (int64_t k = 0; k < K; ++k) {
-            uint8_t q = out[(row0 + r) * K + k];
-            ASSERT_EQ(q, want.out[r * K + k])
-                << "part " << i << " (" << r << ", " << k << ")";
-            ASSERT_EQ(outT[k * R + row0 + r], q);
-            // Dequantized error relative to the part's own amax.
-            double back = double(scaleInv[i]) * decodeFp8Ref(dst, q);
-            worst = std::max(worst, std::fabs(back - x.get(r, k)) / amax[i]);
+        int64_t row0 = 0;
+        for (int64_t i = 0; i < P; ++i) {
+          const TestMatrix &x = f.parts[i];
+          QuantRef want =
+              referenceQuantize(dst, SLINRT_QUANT_TENSOR, x, nullptr, pow2);
+          EXPECT_TRUE(sameBits(amax[i], want.amax[0])) << "part " << i;
+          EXPECT_TRUE(sameBits(scaleInv[i], want.scaleInv[0])) << "part " << i;
+          double worst = 0;
+          for (int64_t r = 0; r < x.rows; ++r) {
+            EXPECT_TRUE(sameBits(rowScaleInv[row0 + r], want.scaleInv[0]));
+            for (int64_t k = 0; k < K; ++k) {
+              uint8_t q = out[(row0 + r) * K + k];
+              ASSERT_EQ(q, want.out[r * K + k])
+                  << "part " << i << " (" << r << ", " << k << ")";
+              ASSERT_EQ(outT[k * R + row0 + r], q);
+              // Dequantized error relative to the part's own amax.
+              double back = double(scaleInv[i]) * decodeFp8Ref(dst, q);
+              worst = std::max(worst, std::fabs(back - x.get(r, k)) / amax[i]);
+            }
           }
+          // Half an FP8 ulp at the top binade at most, whatever the magnitude
+          // of the part (a shared scale would push part 1 into subnormals);
+          // a power-of-2 scale may leave the amax a binade lower (twice that).
+          EXPECT_LE(worst, (dst == SLINRT_F8E4M3FN ? 1.0 / 28 : 1.0 / 14) *
+                               (pow2 ? 2.002 : 1.001))
+              << "part " << i;
+          row0 += x.rows;
         }
-        // Half an FP8 ulp at the top binade at most, whatever the magnitude
-        // of the part (a shared scale would push part 1 into subnormals);
-        // a power-of-2 scale may leave the amax a binade lower (twice that).
-        EXPECT_LE(worst, (dst == SLINRT_F8E4M3FN ? 1.0 / 28 : 1.0 / 14) *
-                             (pow2 ? 2.002 : 1.001))
-            << "part " << i;
-        row0 += x.rows;
       }
-    }
 }
 
 TEST(Fp8CastParts, ASharedScaleWouldLoseTheSmallPart) {
@@ -478,7 +480,8 @@ TEST(Fp8CastParts, EmptyPartsAndNoOptionalOutputs) {
   Bytes out(3 * 16);
   float scaleInv[2];
   slinrt_cast_parts_fp8(ctx, SLINRT_F16, SLINRT_F8E5M2, 2, f.refs.data(), amax,
-                        out.data(), nullptr, scaleInv, nullptr, SLINRT_SCALE_EXACT);
+                        out.data(), nullptr, scaleInv, nullptr,
+                        SLINRT_SCALE_EXACT);
   ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK) << slinrt_context_error(ctx);
   EXPECT_EQ(scaleInv[0], 1.0f);
   QuantRef want = referenceQuantize(SLINRT_F8E5M2, SLINRT_QUANT_TENSOR,
@@ -506,8 +509,8 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   Bytes out(64);
   auto quantize = [&](slinrt_dtype src, slinrt_dtype dst, int axis,
                       slinrt_memref2d *ref, float *a, float *s) {
-    slinrt_quantize_fp8(ctx, src, dst, axis,
-                        ref, nullptr, a, s, out.data(), nullptr, SLINRT_SCALE_EXACT);
+    slinrt_quantize_fp8(ctx, src, dst, axis, ref, nullptr, a, s, out.data(),
+                        nullptr, SLINRT_SCALE_EXACT);
   };
   quantize(SLINRT_F32, SLINRT_F8E4M3FN, 0, nullptr, amax, scaleInv);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "x is NULL");
@@ -540,7 +543,8 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
   slinrt_amax_parts(ctx, SLINRT_BF16, 1, &nullData, amax);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "parts[0] has a NULL");
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 2, parts, amax,
-                        out.data(), nullptr, nullptr, nullptr, SLINRT_SCALE_EXACT);
+                        out.data(), nullptr, nullptr, nullptr,
+                        SLINRT_SCALE_EXACT);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT,
               "parts[1] has 32 columns, parts[0] has 16");
   slinrt_cast_parts_fp8(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1, parts, amax,
@@ -561,8 +565,8 @@ TEST(Fp8QuantizeDual, BadInputsNameTheOperand) {
   Bytes out(64), outT(64);
   auto dual = [&](const float *cs, float *a, float *s, void *o, float *sT,
                   void *oT) {
-    slinrt_quantize_fp8_dual(ctx, SLINRT_F32, SLINRT_F8E5M2, x.ref(), cs, a,
-                             s, o, sT, oT, SLINRT_SCALE_EXACT);
+    slinrt_quantize_fp8_dual(ctx, SLINRT_F32, SLINRT_F8E5M2, x.ref(), cs, a, s,
+                             o, sT, oT, SLINRT_SCALE_EXACT);
   };
   dual(nullptr, amax, scaleInv, out.data(), scaleInvT, outT.data());
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "colScale (a dual");

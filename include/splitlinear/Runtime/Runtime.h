@@ -348,11 +348,12 @@ SLINRT_EXPORT void slinrt_quantize_fp8_dual(slinrt_context *ctx,
 /// one cast writing both copies (x read twice instead of three times);
 /// narrower ones take those two quantizations, which were faster there on
 /// the H200.
-SLINRT_EXPORT void slinrt_quantize_fp8_dual_rows(
-    slinrt_context *ctx, slinrt_dtype src, slinrt_dtype dst,
-    const slinrt_memref2d *x, const float *colScale, float *amax,
-    float *scaleInv, void *out, float *scaleInvT, void *outT,
-    int32_t scaleRule);
+SLINRT_EXPORT void
+slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
+                              slinrt_dtype dst, const slinrt_memref2d *x,
+                              const float *colScale, float *amax,
+                              float *scaleInv, void *out, float *scaleInvT,
+                              void *outT, int32_t scaleRule);
 
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).

@@ -125,8 +125,9 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
     for (int j = 0; j < kVec; ++j) {
       cs[j] = colScale && j < nCols ? colScale[c + j] : 1.0f;
       mul[j] = PerColumn || RowsCols
-                   ? (j < nCols ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax, pow2)
-                                : 1.0f)
+                   ? (j < nCols
+                          ? fp8Scale(bitCast<float>(colAmax[c + j]), kMax, pow2)
+                          : 1.0f)
                    : partScale;
     }
     // RowsCols: out's scale per row, outT's (mul) per column.
@@ -249,13 +250,14 @@ __global__ void __launch_bounds__(kThreads, castBlocksPerSM<S>())
 /// Launches castTilesKernel over parts[0, numParts) in groups of
 /// kMaxPartsPerLaunch.
 template <bool PerColumn, bool Dual = false, bool RowsCols = false>
-cudaError_t launchCastTiles(
-    slinrt_dtype src, slinrt_dtype dst, const Fp8Part *parts, int numParts,
-    int64_t cols, int64_t totalRows, const float *colScale, const float *amax,
-    const uint32_t *colAmax, uint8_t *out, uint8_t *outT, float *scaleInv,
-    float *rowScaleInv, bool pow2, cudaStream_t stream,
-    const float *amaxT = nullptr, float *scaleInvT = nullptr,
-    const uint32_t *rowAmax = nullptr) {
+cudaError_t
+launchCastTiles(slinrt_dtype src, slinrt_dtype dst, const Fp8Part *parts,
+                int numParts, int64_t cols, int64_t totalRows,
+                const float *colScale, const float *amax,
+                const uint32_t *colAmax, uint8_t *out, uint8_t *outT,
+                float *scaleInv, float *rowScaleInv, bool pow2,
+                cudaStream_t stream, const float *amaxT = nullptr,
+                float *scaleInvT = nullptr, const uint32_t *rowAmax = nullptr) {
   bool outVectorOk = aligned(out, 8) && cols % kVec == 0;
   bool outTVectorOk = aligned(outT, 8) && totalRows % kLaneRows == 0;
   int64_t colTiles = std::max<int64_t>(1, ceilDiv(cols, kTileCols));
@@ -339,13 +341,10 @@ cudaError_t quant::launchCastPerColumn(slinrt_dtype src, slinrt_dtype dst,
                                nullptr, pow2Scales, stream);
 }
 
-cudaError_t quant::launchCastRowsCols(slinrt_dtype src, slinrt_dtype dst,
-                                      const Fp8Part &part,
-                                      const float *colScale,
-                                      const uint32_t *rowAmax,
-                                      const uint32_t *colAmax, uint8_t *out,
-                                      uint8_t *outT, bool pow2Scales,
-                                      cudaStream_t stream) {
+cudaError_t quant::launchCastRowsCols(
+    slinrt_dtype src, slinrt_dtype dst, const Fp8Part &part,
+    const float *colScale, const uint32_t *rowAmax, const uint32_t *colAmax,
+    uint8_t *out, uint8_t *outT, bool pow2Scales, cudaStream_t stream) {
   return launchCastTiles<false, true, true>(
       src, dst, &part, 1, part.cols, part.rows, colScale, nullptr, colAmax, out,
       outT, nullptr, nullptr, pow2Scales, stream, nullptr, nullptr, rowAmax);

@@ -29,8 +29,8 @@ __global__ void finishColsKernel(int64_t K, float *amax, float *scaleInv,
 
 /// Launches finishColsKernel over `n` scales (nothing when n = 0).
 template <typename F8>
-cudaError_t launchFinishCols(int64_t n, float *amax, float *scaleInv,
-                             bool pow2, cudaStream_t stream) {
+cudaError_t launchFinishCols(int64_t n, float *amax, float *scaleInv, bool pow2,
+                             cudaStream_t stream) {
   if (n == 0)
     return cudaSuccess;
   return launchKernel(
