@@ -90,8 +90,9 @@ void cuda::scaledGemm(slinrt_context &ctx, const ScaledGemmProblem &p) {
   DeviceState &dev = *ctx.cuda->device;
   if (dev.computeMajor * 10 + dev.computeMinor < 89)
     raise(SLINRT_ERROR_UNSUPPORTED,
-          "FP8 needs compute capability 8.9 or newer, device has ",
-          dev.computeMajor, ".", dev.computeMinor);
+          "FP8 needs compute capability 8.9 or newer (FP8 tensor cores); "
+          "device cuda:",
+          ctx.device, " has ", dev.computeMajor, ".", dev.computeMinor);
   if (p.M == 0 || p.N == 0)
     return;
   DeviceGuard guard(ctx.device);
