@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -194,3 +194,49 @@ def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
                f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
     warnings.warn(message, stacklevel=3)
     logger.warning("%s", message)
+
+
+#: Attribute ``pack_parameters`` sets on each Parameter it packs: ``((group, kind), index)``, the
+#: group's module names, ``"weight"`` or ``"bias"``, and the part's place in the packed buffer. It
+#: stays on the Parameter object when something later gives the Parameter new storage
+#: (``model.to(...)``, ``p.data = ...``), which is what :func:`check_packed_adjacency` looks for.
+PACKED_TAG = "_splitlinear_packed"
+
+
+def tag_packed(group: Sequence[str], kind: str, params: Sequence[torch.Tensor]) -> None:
+    """Marks ``params`` (in buffer order) as packed group ``group``'s ``kind`` parts."""
+    key = (tuple(group), kind)
+    for i, p in enumerate(params):
+        setattr(p, PACKED_TAG, (key, i))
+
+
+def _in_order_adjacent(parts: Sequence[torch.Tensor]) -> bool:
+    """Whether ``parts`` are contiguous, of one dtype and device, back to back in one storage."""
+    first = parts[0]
+    for prev, p in zip(parts, parts[1:]):
+        if (p.dtype != first.dtype or p.device != first.device or not p.is_contiguous()
+                or not prev.is_contiguous()
+                or p.untyped_storage().data_ptr() != first.untyped_storage().data_ptr()
+                or p.data_ptr() != prev.data_ptr() + prev.numel() * prev.element_size()):
+            return False
+    return True
+
+
+def check_packed_adjacency(tensors: Iterable[object]) -> None:
+    """Warns (:func:`warn_not_adjacent`, once per group) about each group ``pack_parameters`` packed
+    whose parts among ``tensors`` (a compiled graph's real example inputs) are no longer back to back
+    in one storage: ``model.to(...)``, ``load_state_dict`` into new storage or a ``.data``
+    assignment after packing gave them storage of their own. Results stay correct; the fused linear
+    copies the parts or runs one GEMM per part until the group is packed again."""
+    groups: dict[tuple[tuple[str, ...], str], dict[int, torch.Tensor]] = {}
+    for t in tensors:
+        # Plain Parameters only: a DTensor's parts are checked where FSDP2/TP shard them.
+        tag = getattr(t, PACKED_TAG, None) if type(t) is torch.nn.Parameter else None
+        if tag is not None:
+            groups.setdefault(tag[0], {})[tag[1]] = t
+    for (group, kind), by_index in groups.items():
+        parts = [by_index[i] for i in sorted(by_index)]
+        if len(parts) > 1 and parts[0].device.type != "meta" and not _in_order_adjacent(parts):
+            warn_not_adjacent(list(group), f"its {kind} parts no longer share one buffer since they were packed "
+                                           "(model.to(), a load into new storage or a .data assignment); "
+                                           "call pack_parameters again")

@@ -33,6 +33,7 @@ import torch.fx as fx
 
 from ._cache_key import keyed_on_build
 from ._logging import logger
+from ._siblings import check_packed_adjacency
 from .fx.driver import rewrite_graph
 from .fx.residue import runs_eagerly
 from .grad_concat import with_concat_pass
@@ -128,6 +129,9 @@ def splitlinear_backend(
     if dump_dir:
         _write_dump(dump_dir, f"graph_{graph_id}_before.txt", gm.print_readable(print_output=False))
 
+    # Packed groups that lost their shared buffer since pack_parameters: named once, here, where a
+    # per-call check would cost nothing (their linears then copy or run one GEMM per part).
+    check_packed_adjacency(example_inputs)
     plan = rewrite_graph(gm, example_inputs, opts, graph_id=graph_id)
     n_linears = sum(len(r.sites) for r in plan.regions)
     _bump("regions_matched", len(plan.regions))

@@ -79,6 +79,7 @@ from ._siblings import (  # noqa: F401  (public here: splitlinear.packing.find_s
     find_fused_projections,
     find_sibling_groups,
     group_linears,
+    tag_packed,
     warn_not_adjacent,
 )
 
@@ -411,8 +412,10 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             report.skipped.append((group, reason))
             continue
         pack_tensors([lin.weight for lin in linears])
+        tag_packed(group, "weight", [lin.weight for lin in linears])
         if linears[0].bias is not None:
             pack_tensors([lin.bias for lin in linears])
+            tag_packed(group, "bias", [lin.bias for lin in linears])
         for lin in linears:
             install_whole_state_dict_hook(lin)
         seen.update(id(p) for p in params)

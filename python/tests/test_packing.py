@@ -123,6 +123,48 @@ def test_compiled_packed_model_takes_the_view(op) -> None:
     assert stats["regions_matched"] == 1 and stats["views"] >= 1 and stats["cats"] == 0
 
 
+@pytest.mark.parametrize("how", ["to_dtype", "data"])
+def test_group_that_lost_its_buffer_is_named_once_at_compile(op, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Packed, then given new storage (``model.to(dtype)``, a ``.data`` assignment): compiling names the
+    group once (not silently slower), the results stay equal to eager, and
+    ``SPLITLINEAR_PACK_WARNINGS=0`` silences it. Packing again takes the view again."""
+    from splitlinear import _siblings
+
+    monkeypatch.setattr(_siblings, "_warned", set())
+    torch.manual_seed(5)
+    model = Attention(bias=False)
+    splitlinear.pack_parameters(model)
+    if how == "to_dtype":
+        model.to(torch.float64)
+    else:
+        model.k_proj.weight.data = model.k_proj.weight.detach().clone()
+    x = torch.randn(4, 16, dtype=model.q_proj.weight.dtype)
+    ref = model(x)
+    with pytest.warns(UserWarning, match=r"packed group \['q_proj', 'k_proj', 'v_proj'\] is not adjacent.*"
+                                         r"no longer share one buffer"):
+        compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})
+        torch.testing.assert_close(compiled(x), ref)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch._dynamo.reset()
+        torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(x)  # warned once
+    monkeypatch.setattr(_siblings, "_warned", set())
+    monkeypatch.setenv("SPLITLINEAR_PACK_WARNINGS", "0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch._dynamo.reset()
+        torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(x)
+    monkeypatch.delenv("SPLITLINEAR_PACK_WARNINGS")
+    monkeypatch.setattr(_siblings, "_warned", set())
+    splitlinear.pack_parameters(model)
+    splitlinear.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(x), ref)
+    assert splitlinear.stats()["views"] >= 1
+
+
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
 def test_packing_under_no_grad_or_inference_mode_keeps_the_model_trainable(mode: str) -> None:
     torch.manual_seed(1)
