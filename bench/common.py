@@ -70,6 +70,19 @@ def cuda_time_ms(fn: Callable[[], object], warmup: int = 10, reps: int = 50, bat
     return statistics.median(times)
 
 
+def copy_bytes_per_s(gib: float = 2.0) -> float:
+    """The HBM bandwidth a device-to-device copy of ``gib`` GiB reaches (bytes read plus written per
+    second, median of :func:`cuda_time_ms`): the rate the decode floors divide the weight bytes by.
+    2 GiB is far past the L2 (50 MiB on Hopper), so the copy runs at HBM speed."""
+    n = int(gib * 2**30)
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = cuda_time_ms(lambda: dst.copy_(src), warmup=3, reps=10, batch=2)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * n / (ms * 1e-3)
+
+
 def cpu_time_ms(fn: Callable[[], object], warmup: int = 2, reps: int = 5) -> float:
     """Median wall-clock time of ``fn`` over ``reps`` calls after ``warmup`` (ms): the CPU stand-in
     for :func:`cuda_time_ms` in ``--quick`` runs."""

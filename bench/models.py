@@ -48,7 +48,8 @@ DECODE_BATCH, PREFILL_SEQ = 16, 2048
 #: HF ``generate`` with a static cache: prompt length, new tokens, batches.
 GENERATE_PROMPT, GENERATE_NEW_TOKENS, GENERATE_BATCHES = 16, 64, (1, 16)
 
-#: HBM bandwidth the decode floors are computed with (H200: about 4.3 TB/s reached by a copy).
+#: HBM bandwidth of the decode floors where none is measured (``--quick``, on the CPU): the H200's
+#: 4.3 TB/s reached by a copy. On a GPU, serve measures its own (``common.copy_bytes_per_s``).
 FLOOR_BYTES_PER_S = 4.3e12
 
 

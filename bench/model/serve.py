@@ -21,7 +21,7 @@ same process), variants in a group one after another:
 Rows per variant: the no-cache forward at decode (16 x 1) and, in default mode, prefill (1 x 2048:
 GPU-bound, where CUDA graphs change little), medians of CUDA-event timings of back-to-back calls
 (ms), the first call's wall time (compile included), peak memory, the weight bytes and their read
-floor at ``models.FLOOR_BYTES_PER_S``; for the ``reduce-overhead`` variants HF ``generate`` with a
+floor at the HBM rate a device copy reaches on this GPU (``common.copy_bytes_per_s``); for the ``reduce-overhead`` variants HF ``generate`` with a
 static cache compiled through
 ``generation_config.compile_config`` (tokens/s at batch 1 and 16, 16-token prompt, 64 new tokens).
 
@@ -45,7 +45,7 @@ import torch.nn as nn
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
-from common import cpu_time_ms, cuda_time_ms, run_workers  # noqa: E402
+from common import copy_bytes_per_s, cpu_time_ms, cuda_time_ms, run_workers  # noqa: E402
 from models import (DECODE_BATCH, FLOOR_BYTES_PER_S, GENERATE_BATCHES, GENERATE_NEW_TOKENS,  # noqa: E402
                     GENERATE_PROMPT, LAYERS, PREFILL_SEQ, build)
 
@@ -244,7 +244,8 @@ def measure(model: nn.Module, variant: str, device: str, fallback: str = "induct
     return row
 
 
-def worker(group: str, path: str, skip_generate: bool, profile: bool, generate_only: bool = False) -> None:
+def worker(group: str, path: str, skip_generate: bool, profile: bool, generate_only: bool = False,
+           floor_bytes_per_s: float = FLOOR_BYTES_PER_S) -> None:
     rows = []
     for variant in GROUPS[group]:
         model = _model(variant)
@@ -255,7 +256,7 @@ def worker(group: str, path: str, skip_generate: bool, profile: bool, generate_o
             torch.cuda.empty_cache()
             continue
         row = measure(model, variant, "cuda")
-        row.update(weight_bytes=weight_bytes, floor_ms=weight_bytes / FLOOR_BYTES_PER_S * 1e3)
+        row.update(weight_bytes=weight_bytes, floor_ms=weight_bytes / floor_bytes_per_s * 1e3)
         if profile and variant.startswith("splitlinear"):
             fn = _compiled(model, variant)
             ids = torch.randint(0, model.config.vocab_size, (DECODE_BATCH, 1), device="cuda")
@@ -297,14 +298,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="only HF generate, for the reduce-overhead groups (the `generate` suite)")
     parser.add_argument("--profile", action="store_true", help="GPU time by kernel category at decode")
     parser.add_argument("--quick", action="store_true", help="CPU smoke run: tiny model, no CUDA graphs")
+    parser.add_argument("--floor-bytes-per-s", type=float, default=FLOOR_BYTES_PER_S,
+                        help="HBM rate of the decode floors (set by the parent run, which measures it)")
     parser.add_argument("--budget-s", type=float, default=540.0,
                         help="seconds for all groups; groups past it are listed as skipped (bench/run.py "
                              "stops a suite at 570 s)")
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.worker, args.out, args.skip_generate, args.profile, args.generate_only)
+        worker(args.worker, args.out, args.skip_generate, args.profile, args.generate_only, args.floor_bytes_per_s)
         return 0
     skipped: list[str] = []
+    floor_rate = args.floor_bytes_per_s
     if args.quick and args.generate_only:
         model = _model("splitlinear_bf16", "tiny", "cpu", layers=2)
         rows = [{"variant": "eager_bf16", "weight_bytes": _weight_bytes(model),
@@ -327,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             skipped.append("torchao_fp8_ro: torchao not installed")
         extra = [flag for flag, on in (("--skip-generate", args.skip_generate), ("--profile", args.profile),
                                        ("--generate-only", args.generate_only)) if on]
+        floor_rate = copy_bytes_per_s()
+        extra += ["--floor-bytes-per-s", repr(floor_rate)]
         out = args.out or "serve.json"
         parts, missing = run_workers(__file__, groups, out, extra, out_flag="--out", budget_s=args.budget_s)
         rows = [row for part in parts for row in part]
@@ -348,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
                   "prefill": [1, 16] if args.quick else [1, PREFILL_SEQ], "generate": {"prompt": GENERATE_PROMPT,
                                                             "new_tokens": GENERATE_NEW_TOKENS,
                                                             "batches": list(GENERATE_BATCHES)},
-                  "floor_bytes_per_s": FLOOR_BYTES_PER_S, "device": "cpu" if args.quick else "cuda"}
+                  "floor_bytes_per_s": floor_rate, "device": "cpu" if args.quick else "cuda"}
         with open(args.out, "w") as f:
             json.dump({"config": config, "results": rows, "skipped": skipped}, f, indent=1)
     return 0 if rows else 1
