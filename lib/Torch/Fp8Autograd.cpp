@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Fp8Blockwise.h"
 #include "Fp8Ops.h"
 #include "KernelPlan.h"
 #include "OpHandles.h"
@@ -283,6 +284,11 @@ public:
 at::Tensor fp8LinearAutograd(const at::Tensor &input, at::TensorList weight,
                              std::optional<at::TensorList> bias,
                              c10::string_view recipe, bool cacheWeights) {
+  Fp8Recipe r = parseFp8Recipe(recipe, kOp);
+  if (isBlockwise(r)) {
+    checkBlockwiseCache(cacheWeights, kOp);
+    return fp8LinearBlockwiseAutograd(input, weight, bias, fp8Pow2Scales(r));
+  }
   std::vector<at::Tensor> parts(weight.begin(), weight.end());
   bool hasBias = bias.has_value();
   if (hasBias)
@@ -303,6 +309,7 @@ TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
          torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_cast_parts", torch::autograd::autogradNotImplementedFallback());
   m.impl("scaled_linear", torch::autograd::autogradNotImplementedFallback());
+  m.impl("block_scaled_mm", torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_serving_linear",
          torch::autograd::autogradNotImplementedFallback());
 }

@@ -8,8 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fp8Ops.h"
-#include "Fp8WeightCache.h"
 #include "Counters.h"
+#include "Fp8Blockwise.h"
+#include "Fp8WeightCache.h"
 #include "KernelCall.h"
 #include "KernelPlan.h"
 #include "RuntimeContext.h"
@@ -217,10 +218,20 @@ Fp8Recipe splitlinear::parseFp8Recipe(c10::string_view name,
     return Fp8Recipe::Tensorwise;
   if (name == "rowwise")
     return Fp8Recipe::Rowwise;
+  if (name == "blockwise")
+    return Fp8Recipe::Blockwise;
+  if (name == "blockwise_fp32_scales")
+    return Fp8Recipe::BlockwiseFp32Scales;
   TORCH_CHECK(name == "rowwise_with_gw_hp", op,
-              ": recipe must be \"tensorwise\", \"rowwise\" or ",
-              "\"rowwise_with_gw_hp\", got \"", name, "\"");
+              ": recipe must be \"tensorwise\", \"rowwise\", ",
+              "\"rowwise_with_gw_hp\", \"blockwise\" or ",
+              "\"blockwise_fp32_scales\", got \"", name, "\"");
   return Fp8Recipe::RowwiseWithGwHp;
+}
+
+bool splitlinear::isBlockwise(Fp8Recipe recipe) {
+  return recipe == Fp8Recipe::Blockwise ||
+         recipe == Fp8Recipe::BlockwiseFp32Scales;
 }
 
 at::ScalarType splitlinear::fp8GradDtype(Fp8Recipe recipe) {
@@ -229,7 +240,8 @@ at::ScalarType splitlinear::fp8GradDtype(Fp8Recipe recipe) {
 }
 
 bool splitlinear::fp8Pow2Scales(Fp8Recipe recipe) {
-  return recipe != Fp8Recipe::Tensorwise;
+  return recipe != Fp8Recipe::Tensorwise &&
+         recipe != Fp8Recipe::BlockwiseFp32Scales;
 }
 
 //===----------------------------------------------------------------------===//
@@ -484,6 +496,10 @@ at::Tensor splitlinear::fp8Linear(const at::Tensor &input,
                                   bool cacheWeights) {
   constexpr const char *op = "splitlinear.fp8_linear";
   Fp8Recipe r = parseFp8Recipe(recipe, op);
+  if (isBlockwise(r)) {
+    checkBlockwiseCache(cacheWeights, op);
+    return fp8LinearBlockwise(input, weight, bias, fp8Pow2Scales(r));
+  }
   checkFp8LinearArgs(input, weight, bias, op);
   bool pow2 = fp8Pow2Scales(r);
   auto [x8, unusedT, sx] = fp8Quantize(

@@ -52,17 +52,28 @@ enum class Fp8Recipe {
   Rowwise,
   /// Rowwise, with wgrad in the input's precision.
   RowwiseWithGwHp,
+  /// x and dy in 1×128 blocks along the contraction, weights in 128×128
+  /// blocks, all e4m3, scales rounded down to powers of 2 (TE's
+  /// Float8BlockScaling; Fp8Blockwise.h).
+  Blockwise,
+  /// Blockwise with exact fp32 scales.
+  BlockwiseFp32Scales,
 };
 
+/// Whether `recipe` is one of the block-scaled recipes (Fp8Blockwise.h).
+bool isBlockwise(Fp8Recipe recipe);
+
 /// The FP8 type of the output gradient dy under `recipe`: e5m2 for
-/// tensorwise, e4m3 for the rowwise recipes (as torchao's).
+/// tensorwise, e4m3 for the others (as torchao's and TE's).
 at::ScalarType fp8GradDtype(Fp8Recipe recipe);
 
 /// Whether `recipe` rounds its scales down to powers of 2 (the rowwise
-/// recipes, as torchao's `round_scales_to_power_of_2`).
+/// recipes, as torchao's `round_scales_to_power_of_2`, and `blockwise`, as
+/// TE's Float8BlockScaling).
 bool fp8Pow2Scales(Fp8Recipe recipe);
 
-/// The recipe named `name` ("tensorwise", "rowwise", "rowwise_with_gw_hp").
+/// The recipe named `name` ("tensorwise", "rowwise", "rowwise_with_gw_hp",
+/// "blockwise", "blockwise_fp32_scales").
 /// Raises c10::Error naming `op`'s `recipe` argument and the valid names.
 Fp8Recipe parseFp8Recipe(c10::string_view name, const char *op);
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Counters.h"
+#include "Fp8Blockwise.h"
 #include "Fp8Ops.h"
 #include "Fp8WeightCache.h"
 #include "LinearOps.h"
@@ -46,6 +47,9 @@ TORCH_LIBRARY(splitlinear, m) {
         "Tensor[] weight_scale_inv, Tensor[]? bias=None, str axis=\"rows\", "
         "ScalarType? out_dtype=None, bool fast_accum=False, "
         "Tensor? input_scale_inv=None) -> Tensor");
+  m.def("block_scaled_mm(Tensor a, Tensor a_scale_inv, Tensor b, "
+        "Tensor b_scale_inv, str b_blocks=\"128x128\", Tensor? bias=None, "
+        "ScalarType out_dtype=bfloat16) -> Tensor");
   m.def("fp8_linear(Tensor input, Tensor[] weight, Tensor[]? bias=None, "
         "str recipe=\"tensorwise\", bool cache_weights=False) -> Tensor");
   m.def("fp8_weight_cache_clear(bool reset_counts=True) -> ()",
@@ -67,6 +71,7 @@ void implKernels(torch::Library &m) {
   m.impl("fp8_quantize_dual", &splitlinear::fp8QuantizeDual);
   m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
   m.impl("scaled_linear", &splitlinear::scaledLinear);
+  m.impl("block_scaled_mm", &splitlinear::blockScaledMm);
   m.impl("fp8_linear", &splitlinear::fp8Linear);
   m.impl("fp8_serving_linear", &splitlinear::fp8ServingLinear);
 }

@@ -26,6 +26,7 @@ const OpHandles &splitlinear::ops() {
       typedOp<Fp8QuantizeDualSig>("splitlinear::fp8_quantize_dual"),
       typedOp<Fp8CastPartsSig>("splitlinear::fp8_cast_parts"),
       typedOp<ScaledLinearSig>("splitlinear::scaled_linear"),
-      typedOp<Fp8LinearSig>("splitlinear::fp8_linear")};
+      typedOp<Fp8LinearSig>("splitlinear::fp8_linear"),
+      typedOp<BlockScaledMmSig>("splitlinear::block_scaled_mm")};
   return handles;
 }

@@ -40,12 +40,17 @@ using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                    at::TensorList, const at::Tensor &,
                                    std::optional<at::TensorList>,
                                    at::ScalarType, bool);
+using BlockScaledMmSig = at::Tensor(const at::Tensor &, const at::Tensor &,
+                                    const at::Tensor &, const at::Tensor &,
+                                    c10::string_view,
+                                    const std::optional<at::Tensor> &,
+                                    at::ScalarType);
 using Fp8LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
                                 std::optional<at::TensorList>,
                                 c10::string_view, bool);
 
 /// The handles of `splitlinear::linear`, `linear_dgrad`, `linear_wgrad`,
-/// `cast_concat` and the FP8 ops (Fp8Ops.h).
+/// `cast_concat` and the FP8 ops (Fp8Ops.h, Fp8Blockwise.h).
 struct OpHandles {
   c10::TypedOperatorHandle<LinearSig> linear;
   c10::TypedOperatorHandle<DgradSig> dgrad;
@@ -56,6 +61,7 @@ struct OpHandles {
   c10::TypedOperatorHandle<Fp8CastPartsSig> fp8CastParts;
   c10::TypedOperatorHandle<ScaledLinearSig> scaledLinear;
   c10::TypedOperatorHandle<Fp8LinearSig> fp8Linear;
+  c10::TypedOperatorHandle<BlockScaledMmSig> blockScaledMm;
 };
 
 /// The handles, looked up at the first call (thread-safe). Raises c10::Error

@@ -51,9 +51,16 @@ FP8_MAX: dict[torch.dtype, float] = {torch.float8_e4m3fn: 448.0, torch.float8_e5
 #: What FP8 is quantized from, and what a scaled GEMM writes (the order of the C++ messages).
 FP8_HIGH_PRECISION_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.float16, torch.bfloat16)
 
-#: The training recipes of ``fp8_linear``, named as torchao names them.
-Fp8Recipe = Literal["tensorwise", "rowwise", "rowwise_with_gw_hp"]
+#: The training recipes of ``fp8_linear``: torchao's names and numerics, and the block-scaled
+#: recipe (TransformerEngine's ``Float8BlockScaling``: power-of-2 scales, or fp32 ones).
+Fp8Recipe = Literal["tensorwise", "rowwise", "rowwise_with_gw_hp", "blockwise", "blockwise_fp32_scales"]
 FP8_RECIPES: tuple[str, ...] = get_args(Fp8Recipe)
+#: The block-scaled recipes: K and every part's rows must be multiples of :data:`FP8_BLOCK`.
+FP8_BLOCKWISE_RECIPES: tuple[str, ...] = ("blockwise", "blockwise_fp32_scales")
+#: The block of the block-scaled recipes (1x128 activations and gradients, 128x128 weights).
+FP8_BLOCK = 128
+#: The recipes with per-part (outer-vector) weight scales: K and every part's rows multiples of 16.
+FP8_OUTER_VECTOR_RECIPES: tuple[str, ...] = tuple(r for r in FP8_RECIPES if r not in FP8_BLOCKWISE_RECIPES)
 
 #: Along what ``fp8_quantize`` takes its amax: one scale, one per row or one per column.
 Fp8Axis = Literal["tensor", "rows", "cols"]

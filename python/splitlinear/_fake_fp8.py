@@ -1,4 +1,5 @@
-"""Fake (meta) kernels of the FP8 ops: ``fp8_quantize(_dual)``, ``fp8_cast_parts``, ``scaled_linear``, ``fp8_linear``.
+"""Fake (meta) kernels of the FP8 ops: ``fp8_quantize(_dual)``, ``fp8_cast_parts``, ``scaled_linear``,
+``block_scaled_mm``, ``fp8_linear``.
 
 As :mod:`._fake` does for ``linear``: output shapes and dtypes exactly as the
 C++ ops (``lib/Torch/Fp8Ops.cpp``) return them, ``[0, 0]`` tensors for the
@@ -23,7 +24,8 @@ import torch
 from torch import Tensor
 from torch.fx.experimental.symbolic_shapes import guard_or_false
 
-from ._dtypes import FP8_AXES, FP8_DTYPES, FP8_DUAL_AXES, FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name, count
+from ._dtypes import (FP8_AXES, FP8_BLOCK, FP8_BLOCKWISE_RECIPES, FP8_DTYPES, FP8_DUAL_AXES,
+                      FP8_HIGH_PRECISION_DTYPES, FP8_RECIPES, c10_name, count)
 
 #: The FP8 GEMM's granularity for K and N (cuBLASLt on sm89+; the CPU target checks the same).
 FP8_MULTIPLE = 16
@@ -210,6 +212,45 @@ def _scaled_linear_fake(input: Tensor, input_scale_inv: Tensor, weight: Sequence
     return input.new_empty((*input.shape[:-1], n), dtype=out_dtype)
 
 
+def _check_block_scales(s: Tensor, rows: int | torch.SymInt, cols: int | torch.SymInt, name: str, a: Tensor) -> None:
+    who = "splitlinear.block_scaled_mm"
+    torch._check(s.dim() == 2 and s.dtype == torch.float32, lambda: f"{who}: {name} must be a 2-D float32 tensor")
+    torch._check(s.shape[0] == rows and s.shape[1] == cols,
+                 lambda: f"{who}: {name} has shape [{s.shape[0]}, {s.shape[1]}]; expected [{rows}, {cols}]")
+    torch._check(s.device == a.device, lambda: f"{who}: {name} is on {s.device} but a is on {a.device}")
+
+
+@torch.library.register_fake("splitlinear::block_scaled_mm")
+def _block_scaled_mm_fake(a: Tensor, a_scale_inv: Tensor, b: Tensor, b_scale_inv: Tensor,
+                          b_blocks: str = "128x128", bias: Tensor | None = None,
+                          out_dtype: torch.dtype = torch.bfloat16) -> Tensor:
+    # The order of the C++ kernel (blockScaledMm, lib/Torch/Fp8Blockwise.cpp).
+    who = "splitlinear.block_scaled_mm"
+    torch._check(b_blocks in ("128x128", "1x128"),
+                 lambda: f'{who}: b_blocks must be "128x128" or "1x128", got "{b_blocks}"')
+    square = b_blocks == "128x128"
+    torch._check(a.dim() == 2 and a.dtype in FP8_DTYPES,
+                 lambda: f"{who}: a must be a 2-D FP8 tensor [M, K] (float8_e4m3fn or float8_e5m2)")
+    torch._check(b.dim() == 2 and b.dtype in FP8_DTYPES,
+                 lambda: f"{who}: b must be a 2-D FP8 tensor [N, K] (float8_e4m3fn or float8_e5m2)")
+    torch._check(b.device == a.device, lambda: f"{who}: b is on {b.device} but a is on {a.device}")
+    m, k, n = a.shape[0], a.shape[1], b.shape[0]
+    torch._check(b.shape[1] == k, lambda: f"{who}: b has {b.shape[1]} columns but a has K = {k}")
+    torch._check(k % FP8_BLOCK == 0, lambda: f"{who}: K = {k} is not a multiple of 128 (the scale blocks)")
+    torch._check(not square or n % FP8_BLOCK == 0,
+                 lambda: f"{who}: b has {n} rows; 128x128 blocks need a multiple of 128")
+    torch._check(out_dtype in FP8_HIGH_PRECISION_DTYPES,
+                 lambda: f"{who}: out_dtype {c10_name(out_dtype)} is not supported (float32, float16, bfloat16)")
+    _check_block_scales(a_scale_inv, m, k // FP8_BLOCK, "a_scale_inv", a)
+    _check_block_scales(b_scale_inv, n // FP8_BLOCK if square else n, k // FP8_BLOCK, "b_scale_inv", a)
+    if bias is not None:
+        torch._check(bias.dim() == 1 and bias.shape[0] == n,
+                     lambda: f"{who}: bias must be 1-D with {n} elements (the rows of b)")
+        torch._check(bias.dtype == out_dtype, lambda: f"{who}: bias has dtype {c10_name(bias.dtype)} "
+                     f"but out_dtype is {c10_name(out_dtype)}")
+    return a.new_empty((m, n), dtype=out_dtype)
+
+
 @torch.library.register_fake("splitlinear::fp8_linear")
 def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None = None,
                      recipe: str = "tensorwise", cache_weights: bool = False) -> Tensor:
@@ -223,6 +264,15 @@ def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Ten
     n = _check_parts_layout(weight, input, k, who, fp8=False)
     if bias is not None:
         _check_bias(bias, weight, input.dtype, "input has", input, who)
+    if recipe in FP8_BLOCKWISE_RECIPES:
+        torch._check(not cache_weights, lambda: f'{who}: cache_weights is not supported with recipe "blockwise" '
+                     "(the FP8 weight cache holds per-part tensorwise casts); turn option fp8_weight_cache off")
+        torch._check(k % FP8_BLOCK == 0,
+                     lambda: f'{who}: input has K = {k} features; recipe "blockwise" needs a multiple of 128')
+        for i, w in enumerate(weight):
+            torch._check(w.shape[0] % FP8_BLOCK == 0,
+                         lambda: f'{who}: weight[{i}] has {w.shape[0]} rows; recipe "blockwise" needs a multiple '
+                         "of 128 (so that no 128x128 block crosses a part)")
     return input.new_empty((*input.shape[:-1], n))
 
 

@@ -265,7 +265,14 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
             torchao's names and dtypes (tensorwise: dY e5m2, fp32 scales; the
             rowwise recipes: dY e4m3, every scale rounded down to a power of
             2). Where we differ -- one scale per weight part instead of per
-            row -- docs/UserGuide.md's recipe table says how.
+            row -- docs/UserGuide.md's recipe table says how. ``"blockwise"``
+            (TransformerEngine's ``Float8BlockScaling``; ``lib/Torch/Fp8Blockwise.h``):
+            x and dY in 1x128 blocks along the contraction, the weight in
+            128x128 blocks, all e4m3, power-of-2 scales
+            (``"blockwise_fp32_scales"``: exact ones); K and every N_i must be
+            multiples of 128, the GEMM is cuBLASLt's block-scaled one (sm_90
+            only) or, on the CPU, its dequantize-then-GEMM emulation; no
+            ``cache_weights``.
         cache_weights: cast the weight parts through the FP8 weight cache
             (:func:`fp8_cast_parts` with ``cache=True``): quantized at most
             twice while they do not change (``W8`` by the first forward,
@@ -283,9 +290,10 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
         TypeError, ValueError: ``weight`` or ``bias`` not a list or tuple of tensors, or a None bias
             entry (as :func:`linear`).
         RuntimeError: naming the argument, for a bad recipe, a dtype outside
-            float32/float16/bfloat16, K or an N_i that is not a multiple of 16,
-            mismatched shapes or devices, a bias of another dtype than the
-            input, or FP8 on a GPU below sm89.
+            float32/float16/bfloat16, K or an N_i that is not a multiple of 16
+            (128 for ``blockwise``), mismatched shapes or devices, a bias of
+            another dtype than the input, FP8 on a GPU below sm89, or
+            ``blockwise`` on a GPU other than sm_90.
     """
     return _FP8_LINEAR(input, _parts("fp8_linear", "weight", weight), _bias_parts("fp8_linear", bias), recipe,
                        cache_weights)

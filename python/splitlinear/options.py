@@ -15,7 +15,7 @@ from typing import Any, Literal, Union, get_args
 
 import torch
 
-from ._dtypes import FP8_RECIPES, Fp8Recipe
+from ._dtypes import FP8_BLOCKWISE_RECIPES, FP8_RECIPES, Fp8Recipe
 
 Fallback = Literal["inductor", "eager"]
 
@@ -113,8 +113,13 @@ class SplitLinearOptions:
         fp8: run every eligible linear of the graph in FP8 through
             ``splitlinear.ops.fp8_linear`` with this recipe: ``"tensorwise"``,
             ``"rowwise"`` or ``"rowwise_with_gw_hp"`` (torchao's names and
-            meanings). Sibling linears share one activation cast and one GEMM;
-            a lone linear is one part. ``None`` (the default): no FP8.
+            meanings), ``"blockwise"`` or ``"blockwise_fp32_scales"``
+            (TransformerEngine's ``Float8BlockScaling``: 1x128 activation and
+            gradient blocks, 128x128 weight blocks; sm_90 GPUs and the CPU
+            only; a group whose K or part rows are not multiples of 128 stays
+            in its precision, named in one warning). Sibling linears share one
+            activation cast and one GEMM; a lone linear is one part. ``None``
+            (the default): no FP8.
         fp8_filter: which linears run in FP8 (only with ``fp8``). ``None``:
             all but those whose module FQN matches :data:`DEFAULT_FP8_SKIP`
             (``lm_head``); a sequence of ``fnmatch`` patterns: the FQNs to skip
@@ -222,6 +227,10 @@ class SplitLinearOptions:
             )
         if self.fp8 is None and self.fp8_weight_cache:
             raise ValueError("splitlinear: option 'fp8_weight_cache' needs option 'fp8' (a recipe name)")
+        if self.fp8 in FP8_BLOCKWISE_RECIPES and self.fp8_weight_cache:
+            raise ValueError(f"splitlinear: option 'fp8_weight_cache' is not supported with fp8={self.fp8!r} "
+                             "(the cache holds per-part tensorwise casts; the block-scaled recipe quantizes "
+                             "the weight in 128x128 blocks every call)")
         flt = self.fp8_filter
         if flt is None:
             return

@@ -16,25 +16,28 @@ D, H, KV = 64, 128, 32
 
 
 class Block(nn.Module):
-    def __init__(self, bias: bool = False) -> None:
+    """Sizes: model width ``d``, k/v rows ``kv``, MLP width ``h``, ``odd``'s rows."""
+
+    def __init__(self, bias: bool = False, d: int = D, kv: int = KV, h: int = H, odd: int = 24) -> None:
         super().__init__()
-        self.norm = nn.RMSNorm(D)
-        self.q_proj = nn.Linear(D, D, bias=bias)
-        self.k_proj = nn.Linear(D, KV, bias=bias)
-        self.v_proj = nn.Linear(D, KV, bias=bias)
-        self.o_proj = nn.Linear(D + 2 * KV, D, bias=True)
-        self.gate_proj = nn.Linear(D, H, bias=False)
-        self.up_proj = nn.Linear(D, H, bias=False)
-        self.down_proj = nn.Linear(H, D, bias=False)
-        self.lm_head = nn.Linear(D, 96, bias=False)
-        self.odd = nn.Linear(D, 24, bias=False)
+        self.h = h
+        self.norm = nn.RMSNorm(d)
+        self.q_proj = nn.Linear(d, d, bias=bias)
+        self.k_proj = nn.Linear(d, kv, bias=bias)
+        self.v_proj = nn.Linear(d, kv, bias=bias)
+        self.o_proj = nn.Linear(d + 2 * kv, d, bias=True)
+        self.gate_proj = nn.Linear(d, h, bias=False)
+        self.up_proj = nn.Linear(d, h, bias=False)
+        self.down_proj = nn.Linear(h, d, bias=False)
+        self.lm_head = nn.Linear(d, 96, bias=False)
+        self.odd = nn.Linear(d, odd, bias=False)
 
     def _groups(self, h: Tensor, fp8_linear) -> tuple[Tensor, Tensor]:  # noqa: ANN001
         qkv = fp8_linear(h, [self.q_proj, self.k_proj, self.v_proj])
         a = fp8_linear(qkv, [self.o_proj])
         h = h + a
         gate_up = fp8_linear(self.norm(h), [self.gate_proj, self.up_proj])
-        gate, up = gate_up.split([H, H], -1)
+        gate, up = gate_up.split([self.h, self.h], -1)
         h = h + fp8_linear(F.silu(gate) * up, [self.down_proj])
         return F.linear(h, self.lm_head.weight), F.linear(h, self.odd.weight)
 

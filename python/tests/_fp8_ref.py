@@ -219,3 +219,65 @@ def fresh(*shape: int, scale: float = 1.0, dtype: torch.dtype = torch.float32, d
 
 def rows_of(shape: tuple[int, ...]) -> int:
     return math.prod(shape[:-1])
+
+
+BLOCK = 128
+
+
+def quantize_blocks(x: Tensor, block_rows: int, pow2: bool) -> tuple[Tensor, Tensor]:
+    """``x`` [R, C] quantized to e4m3 in ``block_rows`` x 128 blocks (1x128 or 128x128), with
+    ``pow2`` the scales rounded down to powers of 2: ``(q [R, C], scale_inv [R / block_rows, C / 128])``."""
+    v = x.detach().reshape(-1, x.shape[-1]).cpu().float()
+    r, c = v.shape
+    blocks = v.reshape(r // block_rows, block_rows, c // BLOCK, BLOCK)
+    scale = _scale(blocks.abs().amax(dim=(1, 3)), E4M3, pow2)
+    q = _cast(blocks, scale[:, None, :, None], E4M3).reshape(r, c)
+    return q, 1.0 / scale
+
+
+def _dequantize_blocks(q: Tensor, scale_inv: Tensor) -> Tensor:
+    """float64 ``q`` times its block scales (exact: an FP8 value times a float32)."""
+    block_rows = q.shape[0] // scale_inv.shape[0]
+    s = scale_inv.double().repeat_interleave(block_rows, 0).repeat_interleave(BLOCK, 1)
+    return q.double() * s
+
+
+def block_gemm(a8: Tensor, sa: Tensor, b8: Tensor, sb: Tensor, bias: Tensor | None = None) -> Gemm:
+    """``deq(a8) · deq(b8)ᵀ + bias`` in float64 for block-scaled ``a8`` [M, K] (1x128) and ``b8`` [N, K]
+    (1x128 or 128x128, from ``sb``'s shape), with :func:`scaled_gemm`'s float32 accumulation bound."""
+    a, b = _dequantize_blocks(a8, sa), _dequantize_blocks(b8, sb)
+    exact, mag = a @ b.t(), a.abs() @ b.abs().t()
+    if bias is not None:
+        exact = exact + bias.cpu().double()
+        mag = mag + bias.cpu().double().abs()
+    return Gemm(exact, (a.shape[1] + 3) * 2.0**-24 * mag)
+
+
+def _pad_rows(t: Tensor) -> Tensor:
+    pad = -t.shape[0] % BLOCK
+    return torch.cat([t, t.new_zeros(pad, t.shape[1])]) if pad else t
+
+
+def fp8_linear_blockwise(x: Tensor, weight: list[Tensor], bias: list[Tensor] | None, pow2: bool = True,
+                         dy: Tensor | None = None) -> LinearRef:
+    """``fp8_linear`` under ``blockwise`` (``pow2``) or ``blockwise_fp32_scales``, as
+    ``lib/Torch/Fp8Blockwise.cpp`` describes it (TransformerEngine's Float8BlockScaling): x and dy
+    in 1x128 blocks along the contraction, every part in its own 128x128 blocks, all e4m3; dgrad
+    ``dy8 · W8`` with the forward's blocks; wgrad ``dyᵀ · x``, both quantized in 1x128 blocks along
+    the tokens (zero-padded to a multiple of 128)."""
+    x2 = x.detach().reshape(-1, x.shape[-1]).cpu().float()
+    xq, sx = quantize_blocks(x2, 1, pow2)
+    wq = [quantize_blocks(w.detach().cpu().float(), BLOCK, pow2) for w in weight]
+    w8, sw = torch.cat([q for q, _ in wq]), torch.cat([s for _, s in wq])
+    b = None if bias is None else torch.cat([t.detach().cpu() for t in bias])
+    y = block_gemm(xq, sx, w8, sw, b)
+    if dy is None:
+        return LinearRef(y, None, None, None)
+    g = dy.detach().reshape(-1, dy.shape[-1]).cpu().float()
+    gq, sg = quantize_blocks(g, 1, pow2)
+    dx = block_gemm(gq, sg, w8.t().contiguous(), sw.t().contiguous())
+    gt, sgt = quantize_blocks(_pad_rows(g).t().contiguous(), 1, pow2)
+    xt, sxt = quantize_blocks(_pad_rows(x2).t().contiguous(), 1, pow2)
+    dw = block_gemm(gt, sgt, xt, sxt)
+    db = g.double().sum(0) if bias is not None else None
+    return LinearRef(y, dx, dw, db)

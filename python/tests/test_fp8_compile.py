@@ -15,7 +15,7 @@ from _fp8_models import FP8_REGIONS, Block
 from _util import compile_sl
 
 import splitlinear
-from splitlinear._dtypes import FP8_RECIPES
+from splitlinear._dtypes import FP8_OUTER_VECTOR_RECIPES as FP8_RECIPES  # blockwise: test_fp8_blockwise.py
 from splitlinear.options import SplitLinearOptions
 
 
@@ -38,13 +38,14 @@ def _grads(m: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"fp8": "blockwise"}, "option 'fp8' must be one of"),
+    ({"fp8": "mxfp8"}, "option 'fp8' must be one of"),
     ({"fp8": True}, "option 'fp8' must be one of"),
     ({"fp8_filter": ["lm_head"]}, "option 'fp8_filter' needs option 'fp8'"),
     ({"fp8": "rowwise", "fp8_filter": "lm_head"}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_filter": [3]}, "option 'fp8_filter' must be a callable"),
     ({"fp8": "rowwise", "fp8_weight_cache": 1}, "option 'fp8_weight_cache' must be a bool"),
     ({"fp8_weight_cache": True}, "option 'fp8_weight_cache' needs option 'fp8'"),
+    ({"fp8": "blockwise", "fp8_weight_cache": True}, "option 'fp8_weight_cache' is not supported with fp8='blockwise'"),
 ])
 def test_bad_options_name_the_option(bad: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from _fp8_ref import assert_within_ulp
 
-from splitlinear._dtypes import FP8_RECIPES
+from splitlinear._dtypes import FP8_OUTER_VECTOR_RECIPES as FP8_RECIPES  # blockwise: test_fp8_blockwise.py
 
 HIGH = [torch.bfloat16, torch.float16, torch.float32]
 K = 64

@@ -371,7 +371,7 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
      "out_dtype Double is not supported"),
     # fp8_linear
     ("l-recipe", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32)], None, "rowwise_hp"),
-     'recipe must be "tensorwise", "rowwise" or "rowwise_with_gw_hp", got "rowwise_hp"'),
+     'recipe must be "tensorwise", "rowwise", "rowwise_with_gw_hp", "blockwise" or "blockwise_fp32_scales", got "rowwise_hp"'),
     ("l-k", lambda: torch.ops.splitlinear.fp8_linear(torch.ones(4, 40), [torch.ones(16, 40)]),
      "input has K = 40 features; FP8 GEMMs need a multiple of 16"),
     ("l-n", lambda: torch.ops.splitlinear.fp8_linear(_x(), [torch.ones(16, 32), torch.ones(20, 32)]),

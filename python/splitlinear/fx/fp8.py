@@ -6,7 +6,8 @@ With ``fp8`` set the planner also offers lone linears (one part each), and
 and one GEMM) and those that stay in their precision. A site runs in FP8
 when the filter (option ``fp8_filter``, by the FQN of the module calling
 the linear) lets it and the op can take it: K and every part's rows
-multiples of 16, operands float32/float16/bfloat16. The others keep what
+multiples of 16 (128 for the block-scaled recipes, whose refused sites are
+named in one warning per graph), operands float32/float16/bfloat16. The others keep what
 the backend does without ``fp8``: a region of at least ``min_parts`` parts
 through ``splitlinear.ops.linear``, else the fallback.
 
@@ -26,13 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 from collections.abc import Sequence
 
 import torch
 import torch.fx as fx
 from torch import Tensor
 
-from .._dtypes import FP8_HIGH_PRECISION_DTYPES, Fp8Recipe
+from .._dtypes import FP8_BLOCK, FP8_BLOCKWISE_RECIPES, FP8_HIGH_PRECISION_DTYPES, Fp8Recipe
 from ..options import FP8_FILTER_OPTION, SplitLinearOptions, fp8_filter_allows
 from .model import LinearFn, LinearSite, Region, node_tensor
 
@@ -64,6 +66,17 @@ def fp8_linear_rowwise_with_gw_hp(input: Tensor, weight: Sequence[Tensor],
     return _fp8_linear("rowwise_with_gw_hp", input, weight, bias)
 
 
+def fp8_linear_blockwise(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
+    """``splitlinear.ops.fp8_linear(input, weight, bias, recipe="blockwise")`` (what the graph calls)."""
+    return _fp8_linear("blockwise", input, weight, bias)
+
+
+def fp8_linear_blockwise_fp32_scales(input: Tensor, weight: Sequence[Tensor],
+                                     bias: Sequence[Tensor] | None) -> Tensor:
+    """``splitlinear.ops.fp8_linear(input, weight, bias, recipe="blockwise_fp32_scales")`` (what the graph calls)."""
+    return _fp8_linear("blockwise_fp32_scales", input, weight, bias)
+
+
 def fp8_linear_tensorwise_cached(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | None) -> Tensor:
     """:func:`fp8_linear_tensorwise` with ``cache_weights=True``."""
     return _fp8_linear("tensorwise", input, weight, bias, True)
@@ -85,6 +98,8 @@ GRAPH_FNS: dict[tuple[str, bool], LinearFn] = {
     ("tensorwise", False): fp8_linear_tensorwise,
     ("rowwise", False): fp8_linear_rowwise,
     ("rowwise_with_gw_hp", False): fp8_linear_rowwise_with_gw_hp,
+    ("blockwise", False): fp8_linear_blockwise,
+    ("blockwise_fp32_scales", False): fp8_linear_blockwise_fp32_scales,
     ("tensorwise", True): fp8_linear_tensorwise_cached,
     ("rowwise", True): fp8_linear_rowwise_cached,
     ("rowwise_with_gw_hp", True): fp8_linear_rowwise_with_gw_hp_cached,
@@ -132,22 +147,28 @@ def _filter_allows(options: SplitLinearOptions, fqn: str) -> bool:
     return fp8_filter_allows(options.fp8_filter, fqn, FP8_FILTER_OPTION)
 
 
-def _fp8_problem(site: LinearSite) -> str | None:
-    """Why ``fp8_linear`` cannot take ``site`` (``None``: it can)."""
+def _fp8_problem(site: LinearSite, recipe: str) -> str | None:
+    """Why ``fp8_linear`` cannot take ``site`` under ``recipe`` (``None``: it can).
+
+    Raises:
+        ValueError: naming option ``fp8`` and the device, on a CUDA GPU below sm_89, or one other
+            than sm_90 under a block-scaled recipe (cuBLASLt's 128-element block scales are sm_90's).
+    """
     x = node_tensor(site.input)
     if x is None:
         return "no example value"
+    granule = FP8_BLOCK if recipe in FP8_BLOCKWISE_RECIPES else FP8_GRANULE
     k = x.shape[-1]
-    if k % FP8_GRANULE:
-        return f"K = {k} is not a multiple of {FP8_GRANULE}"
+    if k % granule:
+        return f"K = {k} is not a multiple of {granule}"
     dtypes = [x.dtype] if site.autocast is None else [site.autocast[1]]
     for ref in site.weight_parts:
         w = node_tensor(ref.node)
         rows = ref.length if ref.start is not None else (None if w is None else w.shape[0])
         if w is None or rows is None:
             return "a weight part has no example value"
-        if rows % FP8_GRANULE:
-            return f"a weight part has {rows} rows, not a multiple of {FP8_GRANULE}"
+        if rows % granule:
+            return f"a weight part has {rows} rows, not a multiple of {granule}"
         dtypes.append(w.dtype)
     bad = [d for d in dtypes if d not in FP8_HIGH_PRECISION_DTYPES]
     if bad:
@@ -158,6 +179,10 @@ def _fp8_problem(site: LinearSite) -> str | None:
             raise ValueError(f"splitlinear: option 'fp8' needs a GPU of compute capability 8.9 or newer "
                              f"(FP8 tensor cores); {x.device} ({torch.cuda.get_device_name(x.device)}) has "
                              f"{cap[0]}.{cap[1]}")
+        if recipe in FP8_BLOCKWISE_RECIPES and cap[0] != 9:
+            raise ValueError(f"splitlinear: option fp8={recipe!r} needs an sm_90 GPU (cuBLASLt's 128-element "
+                             f"block scales run on Hopper only; Blackwell's block-scaled FP8 is MXFP8); "
+                             f"{x.device} ({torch.cuda.get_device_name(x.device)}) has {cap[0]}.{cap[1]}")
     elif x.device.type not in ("cpu", "cuda"):
         return f"device {x.device} (FP8 runs on the CPU and CUDA)"
     return None
@@ -185,6 +210,8 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
     fp8: list[Region] = []
     plain: list[Region] = []
     skipped: list[str] = []
+    not_blocks: list[str] = []
+    recipe = str(options.fp8)
     for region in regions:
         yes: list[LinearSite] = []
         no: list[LinearSite] = []
@@ -193,8 +220,10 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
             if not _filter_allows(options, fqn):
                 skipped.append(f"{site.describe()} ({fqn or 'no module'}): fp8_filter skips it")
                 no.append(site)
-            elif (problem := _fp8_problem(site)) is not None:
+            elif (problem := _fp8_problem(site, recipe)) is not None:
                 skipped.append(f"{site.describe()} ({fqn or 'no module'}): not FP8: {problem}")
+                if recipe in FP8_BLOCKWISE_RECIPES and "multiple of" in problem:
+                    not_blocks.append(f"{fqn or site.describe()} ({problem})")
                 no.append(site)
             else:
                 yes.append(site)
@@ -205,4 +234,10 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
             if len(rest.weight_parts) >= options.min_parts:
                 plain.append(rest)
     plain.sort(key=lambda r: min(order[s.out] for s in r.sites))
+    if not_blocks:
+        # Silently slower is a bug: name what stays in its precision, once per graph.
+        warnings.warn(f"splitlinear: fp8={recipe!r} needs K and every weight part's rows to be multiples of "
+                      f"{FP8_BLOCK} (no 128x128 block may cross a part); these linears stay in their precision: "
+                      f"{'; '.join(not_blocks)}. Exclude them with option fp8_filter to silence this.",
+                      stacklevel=2)
     return Fp8Assignment(fp8, plain, skipped)

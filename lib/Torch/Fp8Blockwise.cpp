@@ -1,0 +1,416 @@
+//===- Fp8Blockwise.cpp - the block-scaled FP8 recipe -----------*- C++ -*-===//
+//
+// Implements Fp8Blockwise.h. With W = [W_1; ...; W_P] (every N_i a multiple
+// of 128) quantized in 128×128 blocks, and x, dy in 1×128 blocks along the
+// contraction:
+//
+//  * forward: y = x · Wᵀ: x 1×128 along K, W 128×128 (VEC128 × BLK128x128).
+//  * dgrad: dx = dy · W: dy 1×128 along N, W8ᵀ 128×128. A 128×128 block is
+//    its own transpose's block, so W8ᵀ is the forward's W8 transposed (no
+//    second rounding) with the transposed scales; every dy block and every
+//    W block lies inside one part, so each part keeps its scales here too.
+//  * wgrad: dW = dyᵀ · x: both 1×128 along the tokens M (VEC128 × VEC128),
+//    from copies quantized column-wise from the high-precision tensors (as
+//    TE does), M zero-padded to a multiple of 128 (zeros add nothing).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Fp8Blockwise.h"
+#include "Fp8Ops.h"
+#include "KernelPlan.h"
+#include "OpHandles.h"
+#include "SavedCall.h"
+
+#include <ATen/DeviceGuard.h>
+#include <c10/util/Exception.h>
+#include <torch/autograd.h>
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+#include <cfloat>
+#include <string>
+#include <vector>
+
+using namespace splitlinear;
+
+namespace {
+
+constexpr const char *kLinearOp = "splitlinear.fp8_linear";
+constexpr const char *kMmOp = "splitlinear.block_scaled_mm";
+
+double fp8Max(at::ScalarType dtype) {
+  return dtype == at::kFloat8_e5m2 ? 57344.0 : 448.0;
+}
+
+/// scale = fp8_max / amax (1 where amax is 0, at most FLT_MAX; NaN stays
+/// NaN), rounded down to a power of 2 with `pow2` by clearing the mantissa:
+/// the runtime's fp8Scale (lib/Runtime/Float8.h), elementwise.
+at::Tensor scaleOf(const at::Tensor &amax, double max, bool pow2) {
+  at::Tensor scale = at::full_like(amax, max).div_(amax).clamp_max_(FLT_MAX);
+  scale = at::where(amax == 0, at::ones_like(scale), scale);
+  if (!pow2)
+    return scale;
+  // 0xFF800000: sign and exponent bits.
+  at::Tensor masked =
+      scale.view(at::kInt)
+          .bitwise_and(static_cast<int64_t>(static_cast<int32_t>(0xFF800000u)))
+          .view(at::kFloat);
+  return at::where(at::isnan(scale), scale, masked);
+}
+
+at::Tensor saturate(const at::Tensor &v, at::ScalarType dtype) {
+  double max = fp8Max(dtype);
+  return v.clamp(-max, max).to(dtype);
+}
+
+/// `t` [R, C] with zero rows appended up to a multiple of 128, the wgrad
+/// GEMM's block along the tokens. Guards on R mod 128 under dynamic shapes.
+at::Tensor padRowsToBlock(const at::Tensor &t) {
+  c10::SymInt rows = t.sym_size(0);
+  c10::SymInt pad = (kFp8Block - rows % kFp8Block) % kFp8Block;
+  if (pad == 0)
+    return t;
+  std::vector<c10::SymInt> padding{0, 0, 0, pad};
+  return at::constant_pad_nd_symint(t, padding, 0);
+}
+
+/// The column-wise quantization of `t` [M, C] for wgrad: tᵀ [C, M'] (M'
+/// = M rounded up to 128) in 1×128 blocks along M, scale_inv [C, M'/128].
+std::tuple<at::Tensor, at::Tensor>
+quantizeColumns(const at::Tensor &t, at::ScalarType dtype, bool pow2) {
+  return quantizeBlocks1x128(padRowsToBlock(t).t(), dtype, pow2);
+}
+
+bool isFp8(at::ScalarType s) {
+  return s == at::kFloat8_e4m3fn || s == at::kFloat8_e5m2;
+}
+
+/// Checks a scale_inv argument of block_scaled_mm: float32 [rows, cols] on
+/// `device`.
+void checkScales(const at::Tensor &s, int64_t rows, int64_t cols,
+                 const char *name, at::Device device) {
+  TORCH_CHECK(s.defined() && s.dim() == 2 && s.scalar_type() == at::kFloat,
+              kMmOp, ": ", name, " must be a 2-D float32 tensor");
+  TORCH_CHECK(s.size(0) == rows && s.size(1) == cols, kMmOp, ": ", name,
+              " has shape [", s.size(0), ", ", s.size(1), "]; expected [", rows,
+              ", ", cols, "]");
+  TORCH_CHECK(s.device() == device, kMmOp, ": ", name, " is on ", s.device(),
+              " but a is on ", device);
+}
+
+/// The dequantized operand: `t` [R, C] FP8 times its scales, float32.
+at::Tensor dequantize(const at::Tensor &t, const at::Tensor &scaleInv,
+                      bool square) {
+  int64_t r = t.size(0), c = t.size(1);
+  at::Tensor f = t.to(at::kFloat);
+  if (square)
+    return f.reshape({r / kFp8Block, kFp8Block, c / kFp8Block, kFp8Block})
+        .mul(scaleInv.reshape({r / kFp8Block, 1, c / kFp8Block, 1}))
+        .reshape({r, c});
+  return f.reshape({r, c / kFp8Block, kFp8Block})
+      .mul(scaleInv.unsqueeze(-1))
+      .reshape({r, c});
+}
+
+#ifdef SPLITLINEAR_TORCH_CUDA
+/// cuBLASLt's block scales run on sm_90 only: a clear error elsewhere.
+void checkBlockScalingDevice(const at::Tensor &a) {
+  const cudaDeviceProp *prop = at::cuda::getDeviceProperties(a.get_device());
+  TORCH_CHECK(prop->major == 9, kMmOp, ": fp8 recipe \"blockwise\" needs an ",
+              "sm_90 GPU (cuBLASLt's 128-element block scales run on Hopper ",
+              "only; Blackwell's block-scaled FP8 is MXFP8, 1x32 blocks with ",
+              "e8m0 scales, which splitlinear does not use yet); ", a.device(),
+              " (", prop->name, ") is sm_", prop->major, prop->minor);
+}
+
+/// The GEMM on CUDA through at::_scaled_mm, which maps these scale shapes
+/// to CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F / BLK128x128_32F. Its layout
+/// rules: a's scales M-major ([M, K/128], strides (1, M)); b's 128×128
+/// scales row-major [N/128, K/128]; b's 1×128 scales N-major. cuBLASLt wants
+/// the M-major scale vectors 16-byte aligned, so M is padded to a multiple
+/// of 4 (zero rows, sliced off).
+at::Tensor blockScaledMmCuda(const at::Tensor &a, const at::Tensor &aScaleInv,
+                             const at::Tensor &b, const at::Tensor &bScaleInv,
+                             bool square) {
+  checkBlockScalingDevice(a);
+  int64_t m = a.size(0);
+  int64_t pad = (4 - m % 4) % 4;
+  at::Tensor a8 = a.contiguous(), sa = aScaleInv;
+  if (pad) {
+    a8 = at::constant_pad_nd(a8.view(at::kByte), {0, 0, 0, pad}, 0)
+             .view(a.scalar_type());
+    sa = at::constant_pad_nd(sa, {0, 0, 0, pad}, 1);
+  }
+  sa = sa.t().contiguous().t();
+  at::Tensor sb =
+      square ? bScaleInv.contiguous().t() : bScaleInv.t().contiguous();
+  at::Tensor y = at::_scaled_mm(a8, b.contiguous().t(), sa, sb, std::nullopt,
+                                std::nullopt, at::kBFloat16,
+                                /*use_fast_accum=*/false);
+  return pad ? y.narrow(0, 0, m) : y;
+}
+#endif
+
+} // namespace
+
+std::tuple<at::Tensor, at::Tensor>
+splitlinear::quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype,
+                                 bool pow2) {
+  c10::SymInt r = x.sym_size(0), c = x.sym_size(1);
+  at::Tensor xf =
+      x.to(at::kFloat).reshape_symint({r, c / kFp8Block, kFp8Block});
+  at::Tensor scale = scaleOf(xf.abs().amax(-1), fp8Max(dtype), pow2);
+  at::Tensor q = saturate(xf * scale.unsqueeze(-1), dtype).view_symint({r, c});
+  return {q, scale.reciprocal()};
+}
+
+std::tuple<at::Tensor, at::Tensor>
+splitlinear::quantizeBlocks128x128(const at::Tensor &w, at::ScalarType dtype,
+                                   bool pow2) {
+  c10::SymInt n = w.sym_size(0), k = w.sym_size(1);
+  c10::SymInt nb = n / kFp8Block, kb = k / kFp8Block;
+  at::Tensor wf =
+      w.to(at::kFloat).reshape_symint({nb, kFp8Block, kb, kFp8Block});
+  at::Tensor scale =
+      scaleOf(wf.abs().amax(std::vector<int64_t>{1, 3}), fp8Max(dtype), pow2);
+  at::Tensor q = saturate(wf * scale.view_symint({nb, 1, kb, 1}), dtype)
+                     .view_symint({n, k});
+  return {q, scale.reciprocal()};
+}
+
+at::Tensor splitlinear::blockScaledMm(
+    const at::Tensor &a, const at::Tensor &aScaleInv, const at::Tensor &b,
+    const at::Tensor &bScaleInv, c10::string_view bBlocks,
+    const std::optional<at::Tensor> &bias, at::ScalarType outDtype) {
+  TORCH_CHECK(bBlocks == "128x128" || bBlocks == "1x128", kMmOp,
+              ": b_blocks must be \"128x128\" or \"1x128\", got \"", bBlocks,
+              "\"");
+  bool square = bBlocks == "128x128";
+  TORCH_CHECK(a.defined() && a.dim() == 2 && isFp8(a.scalar_type()), kMmOp,
+              ": a must be a 2-D FP8 tensor [M, K] (float8_e4m3fn or "
+              "float8_e5m2)");
+  TORCH_CHECK(b.defined() && b.dim() == 2 && isFp8(b.scalar_type()), kMmOp,
+              ": b must be a 2-D FP8 tensor [N, K] (float8_e4m3fn or "
+              "float8_e5m2)");
+  TORCH_CHECK(b.device() == a.device(), kMmOp, ": b is on ", b.device(),
+              " but a is on ", a.device());
+  int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+  TORCH_CHECK(b.size(1) == k, kMmOp, ": b has ", b.size(1),
+              " columns but a has K = ", k);
+  TORCH_CHECK(k % kFp8Block == 0, kMmOp, ": K = ", k,
+              " is not a multiple of 128 (the scale blocks)");
+  TORCH_CHECK(!square || n % kFp8Block == 0, kMmOp, ": b has ", n,
+              " rows; 128x128 blocks need a multiple of 128");
+  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
+                  outDtype == at::kBFloat16,
+              kMmOp, ": out_dtype ", outDtype,
+              " is not supported (float32, float16, bfloat16)");
+  checkScales(aScaleInv, m, k / kFp8Block, "a_scale_inv", a.device());
+  checkScales(bScaleInv, square ? n / kFp8Block : n, k / kFp8Block,
+              "b_scale_inv", a.device());
+  if (bias) {
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == n, kMmOp,
+                ": bias must be 1-D with ", n, " elements (the rows of b)");
+    TORCH_CHECK(bias->scalar_type() == outDtype, kMmOp, ": bias has dtype ",
+                bias->scalar_type(), " but out_dtype is ", outDtype);
+    TORCH_CHECK(bias->device() == a.device(), kMmOp, ": bias is on ",
+                bias->device(), " but a is on ", a.device());
+  }
+  c10::OptionalDeviceGuard guard(at::device_of(a));
+  at::Tensor y;
+  if (m == 0 || n == 0) {
+    y = at::zeros({m, n}, a.options().dtype(at::kFloat));
+  } else if (a.is_cuda()) {
+#ifdef SPLITLINEAR_TORCH_CUDA
+    y = blockScaledMmCuda(a, aScaleInv, b, bScaleInv, square);
+#else
+    TORCH_CHECK(false, kMmOp, ": this build has no CUDA support");
+#endif
+  } else {
+    TORCH_CHECK(a.is_cpu(), kMmOp, ": device ", a.device(),
+                " is not supported (CPU and CUDA)");
+    y = at::matmul(dequantize(a, aScaleInv, false),
+                   dequantize(b, bScaleInv, square).t());
+  }
+  if (bias)
+    y = y.to(at::kFloat).add_(bias->to(at::kFloat));
+  return y.to(outDtype);
+}
+
+void splitlinear::checkBlockwiseArgs(const at::Tensor &input,
+                                     at::TensorList weight, const char *op) {
+  int64_t k = input.size(-1);
+  TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
+              " features; recipe \"blockwise\" needs a multiple of 128");
+  for (size_t i = 0; i < weight.size(); ++i)
+    TORCH_CHECK(weight[i].size(0) % kFp8Block == 0, op, ": weight[", i,
+                "] has ", weight[i].size(0),
+                " rows; recipe \"blockwise\" needs a multiple of 128 (so that "
+                "no 128x128 block crosses a part)");
+}
+
+void splitlinear::checkBlockwiseCache(bool cacheWeights, const char *op) {
+  TORCH_CHECK(!cacheWeights, op, ": cache_weights is not supported with ",
+              "recipe \"blockwise\" (the FP8 weight cache holds per-part ",
+              "tensorwise casts); turn option fp8_weight_cache off");
+}
+
+namespace {
+
+/// The weight parts as one [N, K] tensor: under torch.compile Inductor
+/// reads the parts in place inside the quantization kernel.
+at::Tensor concatWeight(at::TensorList weight) {
+  return weight.size() == 1 ? weight[0] : at::cat(weight);
+}
+
+at::Tensor concatBias(std::optional<at::TensorList> bias) {
+  if (!bias)
+    return at::Tensor();
+  return bias->size() == 1 ? (*bias)[0] : at::cat(*bias);
+}
+
+/// The forward GEMM of the recipe: x2d [M, K] and the parts.
+at::Tensor forwardGemm(const at::Tensor &x2d, at::TensorList weight,
+                       const at::Tensor &bias, at::ScalarType outDtype,
+                       bool pow2) {
+  const OpHandles &h = ops();
+  auto [x8, sx] = quantizeBlocks1x128(x2d, at::kFloat8_e4m3fn, pow2);
+  auto [w8, sw] =
+      quantizeBlocks128x128(concatWeight(weight), at::kFloat8_e4m3fn, pow2);
+  return h.blockScaledMm.call(x8, sx, w8, sw, "128x128",
+                              bias.defined() ? std::optional<at::Tensor>(bias)
+                                             : std::nullopt,
+                              outDtype);
+}
+
+std::vector<c10::SymInt> outputShape(const at::Tensor &input,
+                                     const c10::SymInt &n) {
+  std::vector<c10::SymInt> shape(input.sym_sizes().begin(),
+                                 input.sym_sizes().end());
+  shape.back() = n;
+  return shape;
+}
+
+at::Tensor flatten2d(const at::Tensor &t) {
+  return t.reshape_symint({-1, t.sym_size(-1)});
+}
+
+class Fp8BlockwiseFunction
+    : public torch::autograd::Function<Fp8BlockwiseFunction> {
+public:
+  /// `parts` holds the weight parts, then (when `hasBias`) the bias parts.
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx,
+                            const at::Tensor &input, at::TensorList parts,
+                            int64_t numWeights, bool hasBias, bool pow2) {
+    std::vector<at::Tensor> weight(parts.begin(), parts.begin() + numWeights);
+    std::optional<at::TensorList> bias;
+    if (hasBias)
+      bias = parts.slice(numWeights);
+    checkFp8LinearArgs(input, weight, bias, kLinearOp);
+    checkBlockwiseArgs(input, weight, kLinearOp);
+    SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
+    // Detached aliases, as Fp8Autograd.cpp saves them (an in-place change
+    // before backward raises autograd's version error).
+    std::vector<at::Tensor> saved;
+    if (call.needs.input)
+      for (const at::Tensor &w : weight)
+        saved.push_back(w.detach());
+    at::AutoDispatchBelowADInplaceOrView guard;
+    at::Tensor x2d = flatten2d(input);
+    at::Tensor y =
+        forwardGemm(x2d, weight, concatBias(bias), input.scalar_type(), pow2);
+    if (call.needs.anyWeight()) {
+      auto [x8t, sxt] = quantizeColumns(x2d, at::kFloat8_e4m3fn, pow2);
+      saved.push_back(x8t);
+      saved.push_back(sxt);
+    }
+    ctx->save_for_backward(saved);
+    ctx->saved_data["pow2"] = pow2;
+    ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
+    ctx->saved_data["input_dtype"] = input.scalar_type();
+    return y.view_symint(outputShape(input, y.sym_size(1)));
+  }
+
+  static torch::autograd::variable_list
+  backward(torch::autograd::AutogradContext *ctx,
+           torch::autograd::variable_list gradOutputs) {
+    TORCH_CHECK(!at::GradMode::is_enabled(), kLinearOp,
+                ": double backward (create_graph=True) is not supported");
+    at::Tensor grad = gradOutputs[0];
+    std::vector<at::Tensor> saved = ctx->get_saved_variables();
+    SavedCall call = loadCall(ctx);
+    const GradNeeds &needs = call.needs;
+    int64_t n = static_cast<int64_t>(call.rows.size());
+    bool pow2 = ctx->saved_data["pow2"].toBool();
+    at::ScalarType weightDtype = ctx->saved_data["weight_dtype"].toScalarType();
+    at::ScalarType inputDtype = ctx->saved_data["input_dtype"].toScalarType();
+    const OpHandles &h = ops();
+    torch::autograd::variable_list grads(1 + n + (call.hasBias ? n : 0) + 3);
+    at::Tensor g2d = flatten2d(grad);
+    size_t next = 0;
+    if (needs.input) {
+      std::vector<at::Tensor> weight(saved.begin(), saved.begin() + n);
+      next += n;
+      // W8ᵀ: the forward's W8 and scales, transposed (exact).
+      auto [w8, sw] =
+          quantizeBlocks128x128(concatWeight(weight), at::kFloat8_e4m3fn, pow2);
+      auto [dy8, sdy] = quantizeBlocks1x128(g2d, at::kFloat8_e4m3fn, pow2);
+      at::Tensor dx = h.blockScaledMm.call(dy8, sdy, w8.t().contiguous(),
+                                           sw.t().contiguous(), "128x128",
+                                           std::nullopt, inputDtype);
+      grads[0] = dx.view_symint(outputShape(grad, dx.sym_size(1)));
+    }
+    if (needs.anyWeight()) {
+      const at::Tensor &x8t = saved[next];
+      const at::Tensor &sxt = saved[next + 1];
+      auto [dy8t, sdyt] = quantizeColumns(g2d, at::kFloat8_e4m3fn, pow2);
+      // One GEMM per run of consecutive trainable parts: dyᵀ's rows are
+      // per output column, so a run's rows (and their 1×128 scales along M)
+      // are a row block.
+      for (const WgradRun &run : wgradRuns(needs)) {
+        int64_t begin = call.offsets[run.begin];
+        int64_t rows = call.offsets[run.end] - begin;
+        bool whole = run.begin == 0 && run.end == n;
+        at::Tensor d = whole ? dy8t : dy8t.narrow(0, begin, rows);
+        at::Tensor sd = whole ? sdyt : sdyt.narrow(0, begin, rows);
+        at::Tensor dw = h.blockScaledMm.call(d, sd, x8t, sxt, "1x128",
+                                             std::nullopt, weightDtype);
+        for (int64_t p = run.begin; p < run.end; ++p)
+          grads[1 + p] = dw.narrow(0, call.offsets[p] - begin, call.rows[p]);
+      }
+    }
+    if (call.hasBias) {
+      std::vector<at::Tensor> db = biasGradients(grad, call);
+      for (int64_t p = 0; p < n; ++p)
+        grads[1 + n + p] = db[p];
+    }
+    return grads;
+  }
+};
+
+} // namespace
+
+at::Tensor splitlinear::fp8LinearBlockwise(const at::Tensor &input,
+                                           at::TensorList weight,
+                                           std::optional<at::TensorList> bias,
+                                           bool pow2) {
+  checkFp8LinearArgs(input, weight, bias, kLinearOp);
+  checkBlockwiseArgs(input, weight, kLinearOp);
+  at::Tensor y = forwardGemm(flatten2d(input), weight, concatBias(bias),
+                             input.scalar_type(), pow2);
+  return y.view_symint(outputShape(input, y.sym_size(1)));
+}
+
+at::Tensor splitlinear::fp8LinearBlockwiseAutograd(
+    const at::Tensor &input, at::TensorList weight,
+    std::optional<at::TensorList> bias, bool pow2) {
+  std::vector<at::Tensor> parts(weight.begin(), weight.end());
+  bool hasBias = bias.has_value();
+  if (hasBias)
+    parts.insert(parts.end(), bias->begin(), bias->end());
+  return Fp8BlockwiseFunction::apply(input, at::TensorList(parts),
+                                     static_cast<int64_t>(weight.size()),
+                                     hasBias, pow2);
+}

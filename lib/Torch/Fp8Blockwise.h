@@ -1,0 +1,95 @@
+//===- Fp8Blockwise.h - the block-scaled FP8 recipe -------------*- C++ -*-===//
+//
+// The `blockwise` recipe of `fp8_linear` (DeepSeek-V3's scaling, as
+// TransformerEngine's Float8BlockScaling): activations and output gradients
+// in 1×128 blocks along the contraction, weights in 128×128 blocks, every
+// operand e4m3, scales rounded down to powers of 2 (`blockwise`) or exact
+// (`blockwise_fp32_scales`). With every part's rows a multiple of 128, no
+// weight block crosses a part boundary, so each part keeps its own scales in
+// the forward, dgrad and wgrad (docs/Design.md, "FP8").
+//
+// The quantizations are ATen compositions (under torch.compile, Inductor
+// fuses each into one kernel); the GEMM is `block_scaled_mm`, opaque to
+// tracing: cuBLASLt's VEC128_32F / BLK128x128_32F scale modes through
+// at::_scaled_mm on sm_90, an exact dequantize-then-GEMM emulation on the
+// CPU.
+//
+// Schema:
+//   block_scaled_mm(Tensor a, Tensor a_scale_inv, Tensor b,
+//                   Tensor b_scale_inv, str b_blocks="128x128",
+//                   Tensor? bias=None, ScalarType out_dtype=bfloat16)
+//       -> Tensor [M, N]
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPLITLINEAR_LIB_TORCH_FP8BLOCKWISE_H
+#define SPLITLINEAR_LIB_TORCH_FP8BLOCKWISE_H
+
+#include <ATen/ATen.h>
+#include <c10/util/string_view.h>
+
+#include <optional>
+#include <tuple>
+
+namespace splitlinear {
+
+/// The block length of the recipe: 128 elements along the contraction
+/// (DeepSeek-V3, TE's Float8BlockScaling, cuBLASLt's VEC128/BLK128x128).
+constexpr int64_t kFp8Block = 128;
+
+/// Quantizes `x` [R, C] (float32/float16/bfloat16; C a multiple of 128)
+/// to `dtype` in 1×128 blocks along C: scale = fp8_max / amax of the block
+/// (1 for an all-zero block, at most FLT_MAX), rounded down to a power of 2
+/// with `pow2`; out = saturate(round(x · scale)). Returns (out [R, C],
+/// scale_inv [R, C/128] float32 = 1 / scale). Symbolic sizes stay symbolic.
+std::tuple<at::Tensor, at::Tensor>
+quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype, bool pow2);
+
+/// Quantizes `w` [N, K] (N and K multiples of 128) to `dtype` in 128×128
+/// blocks, with the scale rule of quantizeBlocks1x128. Returns (out [N, K],
+/// scale_inv [N/128, K/128] float32).
+std::tuple<at::Tensor, at::Tensor>
+quantizeBlocks128x128(const at::Tensor &w, at::ScalarType dtype, bool pow2);
+
+/// y [M, N] = (a ⊙ a_scale_inv) · (b ⊙ b_scale_inv)ᵀ (+ bias) in
+/// `outDtype`: `a` [M, K] FP8 with scale_inv [M, K/128] (1×128 blocks),
+/// `b` [N, K] FP8 with scale_inv [N/128, K/128] (`bBlocks` "128x128") or
+/// [N, K/128] ("1x128"), K a multiple of 128, bias [N] of `outDtype`. On
+/// CUDA one cuBLASLt GEMM with block scales (sm_90 only; no fast
+/// accumulation), written in bfloat16 and converted to `outDtype`; on the
+/// CPU the dequantized operands multiplied in float32. Raises c10::Error
+/// naming the argument for a bad dtype, shape or device, and naming the
+/// device on a GPU other than sm_90.
+at::Tensor blockScaledMm(const at::Tensor &a, const at::Tensor &aScaleInv,
+                         const at::Tensor &b, const at::Tensor &bScaleInv,
+                         c10::string_view bBlocks,
+                         const std::optional<at::Tensor> &bias,
+                         at::ScalarType outDtype);
+
+/// Checks what `fp8_linear` needs beyond checkFp8LinearArgs under a
+/// block-scaled recipe: K and every weight part's rows multiples of 128.
+/// Raises c10::Error naming `op`'s argument.
+void checkBlockwiseArgs(const at::Tensor &input, at::TensorList weight,
+                        const char *op);
+
+/// Raises c10::Error naming `op`'s `cache_weights` when it is set: the FP8
+/// weight cache holds per-part tensorwise casts, which the block-scaled
+/// recipes do not use.
+void checkBlockwiseCache(bool cacheWeights, const char *op);
+
+/// The forward of `fp8_linear` under a block-scaled recipe, without
+/// autograd (inference, and the Autograd kernel's building block): y [...,
+/// ΣN_i] in the input's dtype. Arguments as fp8Linear's, checked.
+at::Tensor fp8LinearBlockwise(const at::Tensor &input, at::TensorList weight,
+                              std::optional<at::TensorList> bias, bool pow2);
+
+/// `fp8_linear` under a block-scaled recipe with its backward (the Autograd
+/// kernel's branch, Fp8Autograd.cpp).
+at::Tensor fp8LinearBlockwiseAutograd(const at::Tensor &input,
+                                      at::TensorList weight,
+                                      std::optional<at::TensorList> bias,
+                                      bool pow2);
+
+} // namespace splitlinear
+
+#endif // SPLITLINEAR_LIB_TORCH_FP8BLOCKWISE_H

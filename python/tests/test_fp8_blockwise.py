@@ -1,0 +1,166 @@
+"""The block-scaled FP8 recipes (``blockwise``, ``blockwise_fp32_scales``) against their float64 emulation.
+
+The op (``fp8_linear``) forward, dgrad and wgrad against ``_fp8_ref.fp8_linear_blockwise``
+(1x128 activation and gradient blocks, 128x128 weight blocks per part) on the CPU and, on an
+sm_90 GPU, through cuBLASLt's block-scaled GEMM; the backend option ``fp8="blockwise"`` against
+eager ``fp8_linear`` with autocast, checkpointing and ``inference_mode``; and the errors: sizes
+that are not multiples of 128, the weight cache, a GPU other than sm_90.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+from _fp8_models import Block
+from _fp8_ref import BLOCK, assert_within_ulp, block_gemm, fp8_linear_blockwise, fresh, quantize_blocks
+from _util import compile_sl
+from torch.utils.checkpoint import checkpoint
+
+import splitlinear
+from splitlinear.options import SplitLinearOptions
+
+RECIPES = ["blockwise", "blockwise_fp32_scales"]
+#: Block sizes the recipe takes: every K and part row count a multiple of 128 but ``odd``'s (64).
+SIZES = {"d": 128, "kv": 128, "h": 256, "odd": 64}
+
+
+def _sm90(device: str) -> bool:
+    return device == "cpu" or torch.cuda.get_device_capability()[0] == 9
+
+
+def _skip_unless_sm90(device: str) -> None:
+    if not _sm90(device):
+        pytest.skip("cuBLASLt's block scales run on sm_90 only (test_not_sm90_names_device covers others)")
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_op_matches_emulation(op, device: str, recipe: str) -> None:
+    _skip_unless_sm90(device)
+    g = torch.Generator().manual_seed(3)
+    # Parts of different magnitudes keep their own scales; 15 tokens exercise the padding of the
+    # wgrad blocks (to 128) and of the GEMM's M (to a multiple of 4).
+    x = fresh(3, 5, 256, generator=g, dtype=torch.bfloat16, device=device).requires_grad_()
+    ws = [fresh(n, 256, scale=s, generator=g, dtype=torch.bfloat16, device=device).requires_grad_()
+          for n, s in ((128, 1.0), (256, 30.0))]
+    bs = [fresh(n, generator=g, dtype=torch.bfloat16, device=device).requires_grad_() for n in (128, 256)]
+    dy = fresh(3, 5, 384, generator=g, dtype=torch.bfloat16, device=device)
+    y = op.fp8_linear(x, ws, bs, recipe=recipe)
+    y.backward(dy)
+    ref = fp8_linear_blockwise(x, ws, bs, pow2=recipe == "blockwise", dy=dy)
+    assert_within_ulp(y, ref.y, torch.bfloat16, what="y")
+    assert_within_ulp(x.grad, ref.dx, torch.bfloat16, what="dx")
+    assert_within_ulp(torch.cat([w.grad for w in ws]), ref.dw, torch.bfloat16, what="dw")
+    torch.testing.assert_close(torch.cat([b.grad for b in bs]).double().cpu(), ref.db, rtol=1e-2, atol=1e-2)
+
+
+def test_block_scaled_mm_matches_emulation(op, device: str) -> None:
+    _skip_unless_sm90(device)
+    g = torch.Generator().manual_seed(4)
+    a, b = fresh(7, 384, generator=g), fresh(256, 384, scale=5.0, generator=g)
+    a8, sa = quantize_blocks(a, 1, pow2=False)
+    for rows, blocks in ((BLOCK, "128x128"), (1, "1x128")):
+        b8, sb = quantize_blocks(b, rows, pow2=False)
+        y = torch.ops.splitlinear.block_scaled_mm(a8.to(device), sa.to(device), b8.to(device), sb.to(device),
+                                                  blocks, None, torch.bfloat16)
+        assert_within_ulp(y, block_gemm(a8, sa, b8, sb), torch.bfloat16, what=blocks)
+
+
+def test_block_scaled_mm_errors(op) -> None:
+    a8, sa = quantize_blocks(torch.randn(4, 256), 1, pow2=True)
+    b8, sb = quantize_blocks(torch.randn(128, 256), BLOCK, pow2=True)
+    mm = torch.ops.splitlinear.block_scaled_mm
+    with pytest.raises(RuntimeError, match='b_blocks must be "128x128" or "1x128", got "2x2"'):
+        mm(a8, sa, b8, sb, "2x2", None, torch.bfloat16)
+    with pytest.raises(RuntimeError, match=r"b_scale_inv has shape \[1, 1\]; expected \[1, 2\]"):
+        mm(a8, sa, b8, sb[:, :1], "128x128", None, torch.bfloat16)
+    with pytest.raises(RuntimeError, match="K = 64 is not a multiple of 128"):
+        mm(a8[:, :64], sa[:, :1], b8[:, :64], sb[:, :1], "128x128", None, torch.bfloat16)
+    with pytest.raises(RuntimeError, match="a must be a 2-D FP8 tensor"):
+        mm(a8.float(), sa, b8, sb, "128x128", None, torch.bfloat16)
+
+
+def test_fp8_linear_errors(op) -> None:
+    x = torch.randn(4, 256)
+    with pytest.raises(RuntimeError, match=r'weight\[1\] has 64 rows; recipe "blockwise" needs a multiple of 128'):
+        op.fp8_linear(x, [torch.randn(128, 256), torch.randn(64, 256)], None, recipe="blockwise")
+    with pytest.raises(RuntimeError, match='K = 192 features; recipe "blockwise" needs a multiple of 128'):
+        op.fp8_linear(torch.randn(4, 192), [torch.randn(128, 192)], None, recipe="blockwise")
+    with pytest.raises(RuntimeError, match="cache_weights is not supported with recipe \"blockwise\""):
+        op.fp8_linear(x, [torch.randn(128, 256)], None, recipe="blockwise", cache_weights=True)
+    with pytest.raises(ValueError, match="option 'fp8_weight_cache' is not supported with fp8='blockwise'"):
+        SplitLinearOptions.from_dict({"fp8": "blockwise", "fp8_weight_cache": True})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_not_sm90_names_device(op) -> None:
+    if torch.cuda.get_device_capability()[0] == 9:
+        pytest.skip("an sm_90 GPU runs the recipe")
+    x = torch.randn(4, 256, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(128, 256, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match=r'recipe "blockwise" needs an sm_90 GPU.*cuda:0'):
+        op.fp8_linear(x, [w], None, recipe="blockwise")
+
+
+def test_opcheck(op) -> None:
+    """Autograd registration, fake kernel and AOT dispatch with a dynamic batch."""
+    g = torch.Generator().manual_seed(5)
+    x = fresh(6, 128, generator=g).requires_grad_()
+    ws = [fresh(n, 128, generator=g).requires_grad_() for n in (128, 256)]
+    for recipe in RECIPES:
+        torch.library.opcheck(torch.ops.splitlinear.fp8_linear.default, (x, ws, None, recipe),
+                              test_utils=("test_autograd_registration", "test_faketensor",
+                                          "test_aot_dispatch_dynamic"))
+
+
+def _pair(seed: int, device: str) -> tuple[Block, Block]:
+    torch.manual_seed(seed)
+    model = Block(**SIZES).to(device)
+    return model, copy.deepcopy(model)
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, rtol: float = 1e-5) -> None:
+    torch.testing.assert_close(a.float(), b.float(), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+def test_backend_matches_eager_with_autocast_and_checkpointing(op, device: str, recipe: str) -> None:
+    """bfloat16 autocast over float32 parameters, the block under activation checkpointing; ``odd``
+    (64 rows) stays in its precision with one warning naming it."""
+    _skip_unless_sm90(device)
+    model, ref = _pair(31, device)
+
+    def run(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return checkpoint(model, x, use_reentrant=False)
+
+    compiled = compile_sl(run, fp8=recipe)
+    x = torch.randn(2, 6, 128, device=device)
+    with pytest.warns(UserWarning, match=r"stay in their precision: odd \(a weight part has 64 rows, not a "
+                                         r"multiple of 128\)"):
+        with torch.autocast(device, dtype=torch.bfloat16):
+            out = compiled(x)
+    with torch.autocast(device, dtype=torch.bfloat16):
+        want = ref.reference(x, recipe)
+    for a, b in zip(out, want):
+        _close(a, b)
+    (out[0].float().square().mean() + out[1].float().mean()).backward()
+    (want[0].float().square().mean() + want[1].float().mean()).backward()
+    for (name, p), r in zip(model.named_parameters(), ref.parameters()):
+        assert p.grad.dtype == torch.float32, name
+        _close(p.grad, r.grad, rtol=1e-2)
+    # q/k/v, o, gate/up, down in FP8; odd and lm_head alone as they were.
+    assert splitlinear.stats()["regions_matched"] >= 4
+
+
+def test_backend_inference_mode(op, device: str) -> None:
+    _skip_unless_sm90(device)
+    model, ref = _pair(32, device)
+    model, ref = model.to(torch.bfloat16), ref.to(torch.bfloat16)
+    compiled = compile_sl(model, fp8="blockwise", fp8_filter=["lm_head", "odd"])
+    x = torch.randn(3, 128, device=device, dtype=torch.bfloat16)
+    with torch.inference_mode():
+        out = compiled(x)
+        want = ref.reference(x, "blockwise")
+    for a, b in zip(out, want):
+        _close(a, b)
