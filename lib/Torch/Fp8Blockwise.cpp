@@ -125,28 +125,49 @@ void checkBlockScalingDevice(const at::Tensor &a) {
               " (", prop->name, ") is sm_", prop->major, prop->minor);
 }
 
+/// `t` [R, C] with `cols` columns of `value` appended (an FP8 tensor is
+/// padded through its bytes).
+at::Tensor padColumns(const at::Tensor &t, int64_t cols, double value) {
+  if (!cols)
+    return t;
+  bool fp8 = isFp8(t.scalar_type());
+  at::Tensor src = fp8 ? t.contiguous().view(at::kByte) : t;
+  at::Tensor out = at::constant_pad_nd(src, {0, cols}, value);
+  return fp8 ? out.view(t.scalar_type()) : out;
+}
+
 /// The GEMM on CUDA through at::_scaled_mm, which maps these scale shapes
 /// to CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F / BLK128x128_32F. Its layout
 /// rules: a's scales M-major ([M, K/128], strides (1, M)); b's 128×128
 /// scales row-major [N/128, K/128]; b's 1×128 scales N-major. cuBLASLt wants
 /// the M-major scale vectors 16-byte aligned, so M is padded to a multiple
-/// of 4 (zero rows, sliced off).
+/// of 4 (zero rows, sliced off). It also reads the 128×128 scales with a row
+/// stride rounded up to 4 blocks, which torch 2.11's layout check does not
+/// allow: on the H100 a K of 256 or 384 gave wrong sums. So K is padded to a
+/// multiple of 512 there (zero columns, unit scales: they add nothing).
 at::Tensor blockScaledMmCuda(const at::Tensor &a, const at::Tensor &aScaleInv,
                              const at::Tensor &b, const at::Tensor &bScaleInv,
                              bool square) {
   checkBlockScalingDevice(a);
   int64_t m = a.size(0);
   int64_t pad = (4 - m % 4) % 4;
-  at::Tensor a8 = a.contiguous(), sa = aScaleInv;
+  at::Tensor a8 = a.contiguous(), sa = aScaleInv, b8 = b, sb = bScaleInv;
   if (pad) {
     a8 = at::constant_pad_nd(a8.view(at::kByte), {0, 0, 0, pad}, 0)
              .view(a.scalar_type());
     sa = at::constant_pad_nd(sa, {0, 0, 0, pad}, 1);
   }
+  int64_t kBlocks = a.size(1) / kFp8Block;
+  int64_t kPad = square ? (4 - kBlocks % 4) % 4 : 0;
+  if (kPad) {
+    a8 = padColumns(a8, kPad * kFp8Block, 0);
+    b8 = padColumns(b8, kPad * kFp8Block, 0);
+    sa = padColumns(sa, kPad, 1);
+    sb = padColumns(sb, kPad, 1);
+  }
   sa = sa.t().contiguous().t();
-  at::Tensor sb =
-      square ? bScaleInv.contiguous().t() : bScaleInv.t().contiguous();
-  at::Tensor y = at::_scaled_mm(a8, b.contiguous().t(), sa, sb, std::nullopt,
+  sb = square ? sb.contiguous().t() : sb.t().contiguous();
+  at::Tensor y = at::_scaled_mm(a8, b8.contiguous().t(), sa, sb, std::nullopt,
                                 std::nullopt, at::kBFloat16,
                                 /*use_fast_accum=*/false);
   return pad ? y.narrow(0, 0, m) : y;

@@ -13,7 +13,7 @@ import pytest
 import torch
 from _fp8_ref import E4M3, E5M2, assert_same_fp8, assert_within_ulp
 
-from splitlinear._dtypes import FP8_RECIPES
+from splitlinear._dtypes import FP8_OUTER_VECTOR_RECIPES as FP8_RECIPES  # blockwise: test_fp8_blockwise.py
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 9),
