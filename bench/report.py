@@ -37,6 +37,8 @@ NAMES = {
     "torchao_fp8_ro": "torchao FP8 weights (reduce-overhead)",
     "splitlinear_fp8_tensorwise": "splitlinear FP8 tensorwise", "splitlinear_fp8_rowwise": "splitlinear FP8 rowwise",
     "torchao_fp8_tensorwise": "torchao FP8 tensorwise", "torchao_fp8_rowwise": "torchao FP8 rowwise",
+    "splitlinear_fp8_blockwise": "splitlinear FP8 blockwise",
+    "torchao_fp8_blockwise": "torchao FP8 blockwise (prototype)",
 }
 
 
@@ -217,12 +219,14 @@ def table_fp8_op(suites: dict[str, dict]) -> list[str]:
     for (shape, m), modes in by_key.items():
         f, t = modes.get("fwd", {}), modes.get("fwd+bwd", {})
         rows.append([shape, str(m), _f(f.get("bf16"), 4), _x(f.get("bf16"), f.get("slin_tensorwise")),
-                     _x(f.get("bf16"), f.get("slin_rowwise")), _x(f.get("bf16"), f.get("scaled_mm_per_part")),
+                     _x(f.get("bf16"), f.get("slin_rowwise")), _x(f.get("bf16"), f.get("slin_blockwise")),
+                     _x(f.get("bf16"), f.get("scaled_mm_per_part")),
                      _f(t.get("bf16"), 4), _x(t.get("bf16"), t.get("slin_tensorwise")),
-                     _x(t.get("bf16"), t.get("slin_rowwise")), _x(t.get("bf16"), t.get("torchao_tensorwise")),
-                     _x(t.get("bf16"), t.get("torchao_rowwise"))])
-    out += _table(["shape", "M", "fwd bf16 ms", "tensorwise ×", "rowwise ×", "per-part _scaled_mm ×",
-                   "train bf16 ms", "tensorwise ×", "rowwise ×", "torchao tensorwise ×", "torchao rowwise ×"], rows)
+                     _x(t.get("bf16"), t.get("slin_rowwise")), _x(t.get("bf16"), t.get("slin_blockwise")),
+                     _x(t.get("bf16"), t.get("torchao_tensorwise")), _x(t.get("bf16"), t.get("torchao_rowwise"))])
+    out += _table(["shape", "M", "fwd bf16 ms", "tensorwise ×", "rowwise ×", "blockwise ×", "per-part _scaled_mm ×",
+                   "train bf16 ms", "tensorwise ×", "rowwise ×", "blockwise ×", "torchao tensorwise ×",
+                   "torchao rowwise ×"], rows)
     return out + [""] + _footer(data)
 
 

@@ -13,6 +13,12 @@ the same data (default-mode compiles only, so they do not disturb each other):
 * ``torchao_fp8_tensorwise`` / ``_rowwise``: ``torchao.float8.convert_to_float8_training``
   (recipe by name, ``lm_head`` skipped as splitlinear's default filter does), then
   ``torch.compile`` with Inductor; recorded as skipped when torchao is not installed;
+* ``splitlinear_fp8_blockwise``: ``options={"fp8": "blockwise"}`` (1x128 activation and dY blocks,
+  128x128 weight blocks; sm_90 only);
+* ``torchao_fp8_blockwise``: torchao's prototype ``Float8BlockwiseLinear.from_float`` on every
+  Linear but ``lm_head`` that has no bias and K, N multiples of 128 (it takes no others: Qwen2's
+  q/k/v, which have biases, stay bf16), then ``torch.compile``; a failure is recorded as skipped
+  with its error, since the prototype is not a supported API;
 * on request: ``splitlinear_fp8_*_all`` (``fp8_filter=()``: ``lm_head`` in FP8 too),
   ``_cache`` / ``_nocache`` (``fp8_weight_cache`` on / off), ``_sumgrads`` (without the backend's
   gradient-concatenation pass).
@@ -49,12 +55,15 @@ from models import CONFIGS, LAYERS, TRAIN_BATCH, TRAIN_SEQ  # noqa: E402
 from models import build as build_model  # noqa: E402
 
 VARIANTS = ("eager_bf16", "inductor_bf16", "splitlinear_bf16", "splitlinear_fp8_tensorwise", "splitlinear_fp8_rowwise",
-            "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_tensorwise_all",
+            "torchao_fp8_tensorwise", "torchao_fp8_rowwise", "splitlinear_fp8_blockwise", "torchao_fp8_blockwise",
+            "splitlinear_fp8_tensorwise_all",
             "splitlinear_fp8_rowwise_all", "splitlinear_fp8_tensorwise_nocache", "splitlinear_fp8_rowwise_nocache",
             "splitlinear_fp8_tensorwise_cache", "splitlinear_fp8_rowwise_cache", "splitlinear_bf16_sumgrads",
             "splitlinear_fp8_tensorwise_sumgrads", "splitlinear_fp8_rowwise_sumgrads")
 #: Run by default (the ``_all`` variants, lm_head in FP8 too, on request).
-DEFAULT_VARIANTS = VARIANTS[:7]
+DEFAULT_VARIANTS = VARIANTS[:9]
+#: The blockwise recipes' block edge: a Linear takes them only where K and N are multiples of it.
+BLOCK = 128
 
 
 def torchao_available() -> bool:
@@ -88,12 +97,28 @@ def compile_variant(model: torch.nn.Module, variant: str, fallback: str) -> Call
             # The FP8 weight cache: each group cast once per optimizer step, kept until it.
             recipe, options["fp8_weight_cache"] = recipe.removesuffix("_cache"), True
         return torch.compile(model, backend="splitlinear", options={**options, "fp8": recipe})
+    if variant == "torchao_fp8_blockwise":
+        return torch.compile(torchao_blockwise(model))
     from torchao.float8 import Float8LinearConfig, convert_to_float8_training
 
     recipe = variant.removeprefix("torchao_fp8_")
     config = Float8LinearConfig.from_recipe_name(recipe)
     convert_to_float8_training(model, config=config, module_filter_fn=lambda mod, fqn: fqn != "lm_head")
     return torch.compile(model)
+
+
+def torchao_blockwise(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with each Linear that torchao's blockwise prototype takes (no bias, K and N multiples
+    of 128, not ``lm_head``) replaced by its ``Float8BlockwiseLinear``, in place."""
+    from torchao.prototype.blockwise_fp8_training.linear import Float8BlockwiseLinear
+
+    for name, mod in list(model.named_modules()):
+        for child_name, child in list(mod.named_children()):
+            fqn = f"{name}.{child_name}" if name else child_name
+            if (type(child) is torch.nn.Linear and child.bias is None and fqn != "lm_head"
+                    and child.in_features % BLOCK == 0 and child.out_features % BLOCK == 0):
+                setattr(mod, child_name, Float8BlockwiseLinear.from_float(child))
+    return model
 
 
 def _sync(device: str) -> None:
@@ -224,16 +249,25 @@ def _run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Te
 
 
 def run_model(name: str, args: argparse.Namespace, variants: Sequence[str], steps: int,
-              fallback: str) -> list[dict[str, Any]]:
-    """Every variant's row for model ``name`` (a key of ``models.CONFIGS``)."""
+              fallback: str, skipped: list[str]) -> list[dict[str, Any]]:
+    """Every variant's row for model ``name`` (a key of ``models.CONFIGS``); a variant that cannot run
+    here (torchao's blockwise prototype off sm_90, or failing) goes to ``skipped`` with its reason."""
     overrides = {"vocab_size": args.vocab} if args.vocab else {}
     base = build_model(name, args.layers, args.device, torch.bfloat16, **overrides)
     vocab = base.config.vocab_size
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, vocab, (args.batch, args.seq), generator=g).to(args.device) for _ in range(steps)]
-    results = {v: run_variant(base, v, batches, args.device, min(args.timed, steps - 1), fallback, args.profile,
-                              args.profile_other, args.profile_top, args.profile_gaps)
-               for v in variants}
+    results = {}
+    for v in variants:
+        try:
+            results[v] = run_variant(base, v, batches, args.device, min(args.timed, steps - 1), fallback,
+                                     args.profile, args.profile_other, args.profile_top, args.profile_gaps)
+        except Exception as e:  # noqa: BLE001  (a prototype peer's failure is a result, not a crash)
+            if v != "torchao_fp8_blockwise":
+                raise
+            skipped.append(f"{name} {v}: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
+            print(f"{name}: {v} skipped: {skipped[-1]}", flush=True)
+            torch._dynamo.reset()
     ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]
     ref = results[ref_name]
     rows = []
@@ -282,10 +316,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.device, args.batch, args.seq, args.steps, args.timed = "cpu", 2, 32, 3, 2
     variants = [v for v in args.variants if not v.startswith("torchao") or torchao_available()]
     skipped = [f"{v}: torchao not installed" for v in args.variants if v not in variants]
+    # cuBLASLt's block scales run on sm_90 only (splitlinear raises elsewhere; the CPU emulates them).
+    if args.device == "cuda" and torch.cuda.get_device_capability()[0] != 9:
+        skipped += [f"{v}: needs sm_90" for v in variants if v.endswith("blockwise")]
+        variants = [v for v in variants if not v.endswith("blockwise")]
+    if args.device != "cuda" and "torchao_fp8_blockwise" in variants:
+        skipped.append("torchao_fp8_blockwise: needs CUDA")
+        variants.remove("torchao_fp8_blockwise")
     if args.quick:
         # The CPU smoke run compiles nothing with Inductor (no C++ toolchain needed, and fast).
         variants = [v for v in variants if v != "inductor_bf16"] if fallback == "eager" else variants
         skipped.append("inductor_bf16: --quick compiles nothing with Inductor")
+        # The tiny model has no Linear whose sizes are multiples of 128: blockwise would run nothing in FP8.
+        skipped += [f"{v}: --quick's tiny model has no 128-multiple Linear" for v in variants if v.endswith("blockwise")]
+        variants = [v for v in variants if not v.endswith("blockwise")]
     rows: list[dict[str, Any]] = []
 
     def write(pending: Sequence[str]) -> None:
@@ -302,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             json.dump(report, f, indent=1)
 
     for i, name in enumerate(models):
-        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback)
+        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback, skipped)
         write(models[i + 1:])
     if skipped:
         print("skipped:", "; ".join(skipped))

@@ -11,6 +11,9 @@ on the same data, side by side:
 - ``slin_tensorwise`` / ``slin_rowwise``: ``splitlinear.ops.fp8_linear`` on the
   bf16 parts (each call quantizes x once and every part with its own scale,
   then one FP8 GEMM; the backward as in ``docs/Design.md``, "FP8");
+- ``slin_blockwise``: the same op with ``recipe="blockwise"`` (1x128 activation
+  blocks, 128x128 weight blocks per part; ``n/a`` where K or a part's rows is not
+  a multiple of 128, or on a GPU other than sm_90);
 - ``scaled_mm_per_part`` (``fwd`` only): one ``torch._scaled_mm`` per part,
   rowwise scales, weights quantized beforehand, the activation quantized once
   per part by a ``torch.compile``'d amax + cast, as torchao's per-Linear
@@ -58,8 +61,10 @@ TORCHAO_ROWS = 2048
 QUICK_SHAPES: list[tuple[str, int, list[int]]] = [("tiny q/k/v", 64, [64, 16, 16])]
 QUICK_ROWS = [16, 48]
 MODES = ("fwd", "fwd+bwd")
-COLUMNS = ("bf16", "slin_tensorwise", "slin_rowwise", "scaled_mm_per_part", "torchao_tensorwise",
-           "torchao_rowwise")
+COLUMNS = ("bf16", "slin_tensorwise", "slin_rowwise", "slin_blockwise", "scaled_mm_per_part",
+           "torchao_tensorwise", "torchao_rowwise")
+#: The block edge of the blockwise recipe: K and every part's rows must be multiples of it.
+BLOCK = 128
 E4M3 = torch.float8_e4m3fn
 NA = "n/a"
 
@@ -158,6 +163,12 @@ def columns(m: int, k: int, rows: list[int], mode: str, device: str, quick: bool
     timed("bf16", lambda: ops.linear(x, parts), [x, *parts])
     timed("slin_tensorwise", lambda: ops.fp8_linear(x, parts, recipe="tensorwise"), [x, *parts])
     timed("slin_rowwise", lambda: ops.fp8_linear(x, parts, recipe="rowwise"), [x, *parts])
+    # cuBLASLt's block scales run on sm_90 only; the CPU runs the exact emulation.
+    blocks_fit = k % BLOCK == 0 and all(r % BLOCK == 0 for r in rows)
+    if blocks_fit and (device == "cpu" or torch.cuda.get_device_capability()[0] == 9):
+        timed("slin_blockwise", lambda: ops.fp8_linear(x, parts, recipe="blockwise"), [x, *parts])
+    else:
+        out["slin_blockwise"] = NA
 
     if train or device != "cuda":
         out["scaled_mm_per_part"] = NA
