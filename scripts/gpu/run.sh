@@ -74,10 +74,11 @@ fi
 
 if [ "${RUN_BENCH:-1}" = 1 ]; then
   # Every benchmark suite, one JSON per suite under $OUT/bench (bench/README.md);
-  # BENCH_SUITE=train (or a comma-separated list) runs fewer. A full `all` takes
+  # BENCH_SUITE=train (or a comma-separated list) runs fewer; BENCH_ARGS adds
+  # options (--timeout-s 280). A full `all` takes
   # longer than one device call: split it as bench/README.md says.
   echo "== benchmarks: bench/run.py --suite ${BENCH_SUITE:-all}"
   TORCHINDUCTOR_CACHE_DIR=/tmp/slin-inductor \
-    python3 bench/run.py --suite "${BENCH_SUITE:-all}" --out "$OUT/bench" 2>&1 \
+    python3 bench/run.py --suite "${BENCH_SUITE:-all}" --out "$OUT/bench" ${BENCH_ARGS:-} 2>&1 \
     | grep -v Warning | tee "$OUT/bench.txt" | grep -E "^== |failed"
 fi
