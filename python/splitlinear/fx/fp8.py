@@ -147,7 +147,15 @@ def _filter_allows(options: SplitLinearOptions, fqn: str) -> bool:
     return fp8_filter_allows(options.fp8_filter, fqn, FP8_FILTER_OPTION)
 
 
-def _fp8_problem(site: LinearSite, recipe: str) -> str | None:
+@dataclasses.dataclass(frozen=True)
+class Fp8Problem:
+    """Why ``fp8_linear`` cannot take a site."""
+
+    reason: str  #: for the log, e.g. "K = 100 is not a multiple of 16"
+    granule: bool = False  #: K or a part's rows is not a multiple of the recipe's granule
+
+
+def _fp8_problem(site: LinearSite, recipe: str) -> Fp8Problem | None:
     """Why ``fp8_linear`` cannot take ``site`` under ``recipe`` (``None``: it can).
 
     Raises:
@@ -156,23 +164,23 @@ def _fp8_problem(site: LinearSite, recipe: str) -> str | None:
     """
     x = node_tensor(site.input)
     if x is None:
-        return "no example value"
+        return Fp8Problem("no example value")
     granule = FP8_BLOCK if recipe in FP8_BLOCKWISE_RECIPES else FP8_GRANULE
     k = x.shape[-1]
     if k % granule:
-        return f"K = {k} is not a multiple of {granule}"
+        return Fp8Problem(f"K = {k} is not a multiple of {granule}", granule=True)
     dtypes = [x.dtype] if site.autocast is None else [site.autocast[1]]
     for ref in site.weight_parts:
         w = node_tensor(ref.node)
         rows = ref.length if ref.start is not None else (None if w is None else w.shape[0])
         if w is None or rows is None:
-            return "a weight part has no example value"
+            return Fp8Problem("a weight part has no example value")
         if rows % granule:
-            return f"a weight part has {rows} rows, not a multiple of {granule}"
+            return Fp8Problem(f"a weight part has {rows} rows, not a multiple of {granule}", granule=True)
         dtypes.append(w.dtype)
     bad = [d for d in dtypes if d not in FP8_HIGH_PRECISION_DTYPES]
     if bad:
-        return f"dtype {bad[0]} (FP8 is quantized from float32/float16/bfloat16)"
+        return Fp8Problem(f"dtype {bad[0]} (FP8 is quantized from float32/float16/bfloat16)")
     if x.device.type == "cuda" and torch.cuda.is_available():
         cap = torch.cuda.get_device_capability(x.device)
         if cap < (8, 9):
@@ -184,7 +192,7 @@ def _fp8_problem(site: LinearSite, recipe: str) -> str | None:
                              f"block scales run on Hopper only; Blackwell's block-scaled FP8 is MXFP8); "
                              f"{x.device} ({torch.cuda.get_device_name(x.device)}) has {cap[0]}.{cap[1]}")
     elif x.device.type not in ("cpu", "cuda"):
-        return f"device {x.device} (FP8 runs on the CPU and CUDA)"
+        return Fp8Problem(f"device {x.device} (FP8 runs on the CPU and CUDA)")
     return None
 
 
@@ -221,9 +229,9 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
                 skipped.append(f"{site.describe()} ({fqn or 'no module'}): fp8_filter skips it")
                 no.append(site)
             elif (problem := _fp8_problem(site, recipe)) is not None:
-                skipped.append(f"{site.describe()} ({fqn or 'no module'}): not FP8: {problem}")
-                if recipe in FP8_BLOCKWISE_RECIPES and "multiple of" in problem:
-                    not_blocks.append(f"{fqn or site.describe()} ({problem})")
+                skipped.append(f"{site.describe()} ({fqn or 'no module'}): not FP8: {problem.reason}")
+                if recipe in FP8_BLOCKWISE_RECIPES and problem.granule:
+                    not_blocks.append(f"{fqn or site.describe()} ({problem.reason})")
                 no.append(site)
             else:
                 yes.append(site)
