@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Fp8Blockwise.h"
+#include "Counters.h"
 #include "Fp8Ops.h"
 #include "KernelPlan.h"
 #include "OpHandles.h"
@@ -39,6 +40,7 @@ namespace {
 
 constexpr const char *kLinearOp = "splitlinear.fp8_linear";
 constexpr const char *kMmOp = "splitlinear.block_scaled_mm";
+constexpr const char *kServingOp = "splitlinear.fp8_serving_linear";
 
 double fp8Max(at::ScalarType dtype) {
   return dtype == at::kFloat8_e5m2 ? 57344.0 : 448.0;
@@ -434,4 +436,89 @@ at::Tensor splitlinear::fp8LinearBlockwiseAutograd(
   return Fp8BlockwiseFunction::apply(input, at::TensorList(parts),
                                      static_cast<int64_t>(weight.size()),
                                      hasBias, pow2);
+}
+
+namespace {
+/// The FP8 parts as one [ΣN_i, K] tensor: in place when they are row blocks
+/// of one row-major buffer, back to back (as convert_to_fp8_serving packs
+/// them), else one copy; counted as scaled_linear's views and cats.
+at::Tensor packedWeight(at::TensorList weight) {
+  PathCounters &count = counters().scaled;
+  if (weight.size() == 1) {
+    count.views.fetch_add(1, std::memory_order_relaxed);
+    return weight[0];
+  }
+  int64_t k = weight[0].size(1), n = 0;
+  bool adjacent = true;
+  const uint8_t *next = nullptr;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    const at::Tensor &w = weight[i];
+    auto *begin = static_cast<const uint8_t *>(w.const_data_ptr());
+    adjacent = adjacent && w.stride(1) == 1 && w.stride(0) == k &&
+               w.storage().is_alias_of(weight[0].storage()) &&
+               (i == 0 || begin == next);
+    next = begin + w.size(0) * k; // one byte per FP8 element
+    n += w.size(0);
+  }
+  (adjacent ? count.views : count.cats).fetch_add(1, std::memory_order_relaxed);
+  return adjacent ? weight[0].as_strided({n, k}, {k, 1}) : at::cat(weight);
+}
+} // namespace
+
+at::Tensor splitlinear::fp8ServingLinearBlockwise(
+    const at::Tensor &input, at::TensorList weight,
+    at::TensorList weightScaleInv, std::optional<at::TensorList> bias,
+    at::ScalarType outDtype, const std::optional<at::Tensor> &inputScaleInv) {
+  const char *op = kServingOp;
+  TORCH_CHECK(!inputScaleInv, op,
+              ": input_scale_inv is not supported with axis \"blocks\" (the "
+              "graph quantizes activations per row only)");
+  int64_t k = input.size(-1);
+  TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
+              " features; axis \"blocks\" needs a multiple of 128");
+  std::vector<at::Tensor> scales;
+  for (size_t i = 0; i < weight.size(); ++i) {
+    const at::Tensor &w = weight[i];
+    std::string name = "weight[" + std::to_string(i) + "]";
+    TORCH_CHECK(w.dim() == 2 && w.scalar_type() == at::kFloat8_e4m3fn, op, ": ",
+                name, " must be a 2-D float8_e4m3fn tensor, got ",
+                w.scalar_type(), " ", w.sizes());
+    TORCH_CHECK(w.device() == input.device(), op, ": ", name, " is on ",
+                w.device(), " but input is on ", input.device());
+    TORCH_CHECK(w.size(1) == k, op, ": ", name, " has ", w.size(1),
+                " columns but input has K = ", k);
+    TORCH_CHECK(w.size(0) % kFp8Block == 0, op, ": ", name, " has ", w.size(0),
+                " rows; axis \"blocks\" needs a multiple of 128");
+    const at::Tensor &s = weightScaleInv[i];
+    TORCH_CHECK(s.dim() == 2 && s.scalar_type() == at::kFloat &&
+                    s.size(0) == w.size(0) / kFp8Block &&
+                    s.size(1) == k / kFp8Block,
+                op, ": weight_scale_inv[", i, "] must be float32 [",
+                w.size(0) / kFp8Block, ", ", k / kFp8Block,
+                "] (one scale per 128x128 block of ", name, "), got ",
+                s.scalar_type(), " ", s.sizes());
+    TORCH_CHECK(s.device() == input.device(), op, ": weight_scale_inv[", i,
+                "] is on ", s.device(), " but input is on ", input.device());
+    scales.push_back(s);
+  }
+  int64_t n = 0;
+  for (const at::Tensor &w : weight)
+    n += w.size(0);
+  at::Tensor b = concatBias(bias);
+  if (b.defined()) {
+    TORCH_CHECK(bias->size() == weight.size() && b.dim() == 1 && b.size(0) == n,
+                op, ": bias must hold one [N_i] tensor per weight part (",
+                weight.size(), " parts, ", n, " rows in all)");
+    TORCH_CHECK(b.scalar_type() == outDtype && b.device() == input.device(), op,
+                ": bias must be ", outDtype, " on ", input.device(),
+                " (the output's dtype), got ", b.scalar_type(), " on ",
+                b.device());
+  }
+  at::Tensor x2d = flatten2d(input);
+  auto [x8, sx] = quantizeBlocks1x128(x2d, at::kFloat8_e4m3fn, /*pow2=*/false);
+  at::Tensor sw = scales.size() == 1 ? scales[0] : at::cat(scales);
+  at::Tensor y = ops().blockScaledMm.call(
+      x8, sx, packedWeight(weight), sw, "128x128",
+      b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, outDtype);
+  return y.view_symint(outputShape(input, y.sym_size(1)));
 }

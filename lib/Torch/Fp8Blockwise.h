@@ -90,6 +90,21 @@ at::Tensor fp8LinearBlockwiseAutograd(const at::Tensor &input,
                                       std::optional<at::TensorList> bias,
                                       bool pow2);
 
+/// `fp8_serving_linear` with axis "blocks": y [..., ΣN_i] = x · [W_1; ...;
+/// W_P]ᵀ (+ bias) in `outDtype`, `input` [..., K] float32/float16/bfloat16
+/// quantized on every call to e4m3 in 1×128 blocks with exact scales (as
+/// DeepSeek-V3's act_quant), `weight`[i] [N_i, K] float8_e4m3fn with
+/// `weightScaleInv`[i] [N_i/128, K/128] float32 (128×128 blocks; K and every
+/// N_i multiples of 128). Parts adjacent in one storage are used in place,
+/// others copied into one buffer; the scales are stacked (one small copy).
+/// One block-scaled GEMM (blockScaledMm). Raises c10::Error naming the
+/// argument for a bad dtype, shape or device, and for `inputScaleInv` (the
+/// graph quantizes rows only).
+at::Tensor fp8ServingLinearBlockwise(
+    const at::Tensor &input, at::TensorList weight,
+    at::TensorList weightScaleInv, std::optional<at::TensorList> bias,
+    at::ScalarType outDtype, const std::optional<at::Tensor> &inputScaleInv);
+
 } // namespace splitlinear
 
 #endif // SPLITLINEAR_LIB_TORCH_FP8BLOCKWISE_H

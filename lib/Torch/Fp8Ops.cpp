@@ -572,13 +572,21 @@ at::Tensor splitlinear::fp8ServingLinear(const at::Tensor &input,
   } else {
     checkHighPrecision(input, op, "input");
   }
-  TORCH_CHECK(axis == "tensor" || axis == "rows", op,
-              ": activation axis must be \"tensor\" or \"rows\", got \"",
+  TORCH_CHECK(axis == "tensor" || axis == "rows" || axis == "blocks", op,
+              ": activation axis must be \"tensor\", \"rows\" or \"blocks\", "
+              "got \"",
               axis, "\"");
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
   TORCH_CHECK(weightScaleInv.size() == weight.size(), op, ": weight has ",
               weight.size(), " parts but weight_scale_inv has ",
               weightScaleInv.size(), " tensors; one per part");
+  if (axis == "blocks") {
+    // 1x128 activation blocks against 128x128 weight blocks (Fp8Blockwise.h).
+    SPLITLINEAR_DEVICE_GUARD(input);
+    return fp8ServingLinearBlockwise(input, weight, weightScaleInv, bias,
+                                     outDtype.value_or(input.scalar_type()),
+                                     inputScaleInv);
+  }
   for (size_t i = 0; i < weight.size(); ++i)
     checkScaleVector(weightScaleInv[i], weight[i].dim() == 2 ? weight[i].size(0) : 1,
                      op, "weight_scale_inv[" + std::to_string(i) + "]", input);

@@ -290,12 +290,14 @@ def _fp8_serving_linear_fake(input: Tensor, weight: Sequence[Tensor], weight_sca
                      lambda: f"{who}: out_dtype is required with input_scale_inv (the input is FP8)")
     else:
         _check_high_precision(input.dtype, who, "input")
-    torch._check(axis in ("tensor", "rows"),
-                 lambda: f'{who}: activation axis must be "tensor" or "rows", got "{axis}"')
+    torch._check(axis in ("tensor", "rows", "blocks"),
+                 lambda: f'{who}: activation axis must be "tensor", "rows" or "blocks", got "{axis}"')
     torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
     torch._check(len(weight_scale_inv) == len(weight),
                  lambda: f"{who}: weight has {len(weight)} parts but weight_scale_inv has "
                  f"{len(weight_scale_inv)} tensors; one per part")
+    if axis == "blocks":
+        return _fp8_serving_blocks_fake(input, weight, weight_scale_inv, bias, out_dtype, input_scale_inv)
     for i, (w, s) in enumerate(zip(weight, weight_scale_inv)):
         _check_scale_vector(s, w.shape[0] if w.dim() == 2 else 1, who, f"weight_scale_inv[{i}]", input)
     out = input.dtype if out_dtype is None else out_dtype
@@ -309,4 +311,42 @@ def _fp8_serving_linear_fake(input: Tensor, weight: Sequence[Tensor], weight_sca
         _check_bias(bias, weight, out, "out_dtype is", input, who)
     if input_scale_inv is not None:
         _check_scale_vector(input_scale_inv, _rows(input), who, "input_scale_inv", input)
+    return input.new_empty((*input.shape[:-1], n), dtype=out)
+
+
+def _fp8_serving_blocks_fake(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
+                             bias: Sequence[Tensor] | None, out_dtype: torch.dtype | None,
+                             input_scale_inv: Tensor | None) -> Tensor:
+    # The checks of fp8ServingLinearBlockwise (Fp8Blockwise.cpp), in its order.
+    who = "splitlinear.fp8_serving_linear"
+    torch._check(input_scale_inv is None, lambda: f'{who}: input_scale_inv is not supported with axis "blocks" '
+                 "(the graph quantizes activations per row only)")
+    k = input.shape[-1]
+    torch._check(k % FP8_BLOCK == 0,
+                 lambda: f'{who}: input has K = {k} features; axis "blocks" needs a multiple of 128')
+    for i, (w, s) in enumerate(zip(weight, weight_scale_inv)):
+        torch._check(w.dim() == 2 and w.dtype == torch.float8_e4m3fn,
+                     lambda: f"{who}: weight[{i}] must be a 2-D float8_e4m3fn tensor, got {w.dtype} {list(w.shape)}")
+        torch._check(w.device == input.device,
+                     lambda: f"{who}: weight[{i}] is on {w.device} but input is on {input.device}")
+        torch._check(w.shape[1] == k, lambda: f"{who}: weight[{i}] has {w.shape[1]} columns but input has K = {k}")
+        torch._check(w.shape[0] % FP8_BLOCK == 0,
+                     lambda: f'{who}: weight[{i}] has {w.shape[0]} rows; axis "blocks" needs a multiple of 128')
+        blocks = [w.shape[0] // FP8_BLOCK, k // FP8_BLOCK]
+        torch._check(s.dim() == 2 and s.dtype == torch.float32 and list(s.shape) == blocks,
+                     lambda: f"{who}: weight_scale_inv[{i}] must be float32 {blocks} (one scale per 128x128 "
+                     f"block of weight[{i}]), got {s.dtype} {list(s.shape)}")
+        torch._check(s.device == input.device,
+                     lambda: f"{who}: weight_scale_inv[{i}] is on {s.device} but input is on {input.device}")
+    out = input.dtype if out_dtype is None else out_dtype
+    n = sum(w.shape[0] for w in weight)
+    if bias is not None:
+        torch._check(len(bias) == len(weight) and all(b.dim() == 1 for b in bias)
+                     and sum(b.shape[0] for b in bias) == n,
+                     lambda: f"{who}: bias must hold one [N_i] tensor per weight part ({len(weight)} parts, "
+                     f"{n} rows in all)")
+        for b in bias:
+            torch._check(b.dtype == out and b.device == input.device,
+                         lambda: f"{who}: bias must be {c10_name(out)} on {input.device} (the output's dtype), "
+                         f"got {c10_name(b.dtype)} on {b.device}")
     return input.new_empty((*input.shape[:-1], n), dtype=out)

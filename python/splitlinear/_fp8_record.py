@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-__all__ = ["FP8_SCALINGS", "QUANT_METHOD", "ConvertedGroup", "Fp8Scaling", "check_scaling"]
+__all__ = ["FP8_SCALINGS", "QUANT_METHOD", "ConvertedGroup", "Fp8Scaling", "check_scaling", "check_scaling_pair"]
 
 #: The ``quant_method`` of a transformers config holding a splitlinear FP8 conversion.
 QUANT_METHOD = "splitlinear_fp8"
 
-#: How scales are taken: one per tensor (for weights: per part) or one per row.
-Fp8Scaling = Literal["tensorwise", "rowwise"]
+#: How scales are taken: one per tensor (for weights: per part), one per row, or one per block
+#: (weights 128x128, activations 1x128: DeepSeek-V3's FP8 inference).
+Fp8Scaling = Literal["tensorwise", "rowwise", "blockwise"]
 FP8_SCALINGS: tuple[str, ...] = get_args(Fp8Scaling)
 
 
@@ -27,6 +28,18 @@ def check_scaling(where: str, name: str, value: object) -> None:
     :data:`FP8_SCALINGS`."""
     if value not in FP8_SCALINGS:
         raise ValueError(f"{where}: {name} must be one of {FP8_SCALINGS}, got {value!r}")
+
+
+def check_scaling_pair(where: str, weight_scaling: object, activation_scaling: object) -> None:
+    """Raises ValueError naming ``where`` unless both scalings are valid and ``"blockwise"`` is either
+    both or neither: the block-scaled GEMM takes 128x128 weight blocks with 1x128 activation blocks
+    only (cuBLASLt's BLK128x128 x VEC128)."""
+    check_scaling(where, "weight_scaling", weight_scaling)
+    check_scaling(where, "activation_scaling", activation_scaling)
+    if (weight_scaling == "blockwise") != (activation_scaling == "blockwise"):
+        raise ValueError(f"{where}: weight_scaling={weight_scaling!r} with activation_scaling="
+                         f"{activation_scaling!r}; \"blockwise\" must be both (128x128 weight blocks against "
+                         f"1x128 activation blocks) or neither")
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,5 @@ class ConvertedGroup:
             group = ConvertedGroup(tuple(entry["modules"]), entry["weight_scaling"], entry["activation_scaling"])
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: bad group entry {entry!r}") from exc
-        check_scaling(where, "weight_scaling", group.weight_scaling)
-        check_scaling(where, "activation_scaling", group.activation_scaling)
+        check_scaling_pair(where, group.weight_scaling, group.activation_scaling)
         return group

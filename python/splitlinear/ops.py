@@ -339,7 +339,7 @@ def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tenso
 
 
 def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv: Sequence[Tensor],
-                       bias: Sequence[Tensor] | None = None, *, axis: Literal["rows", "tensor"] = "rows",
+                       bias: Sequence[Tensor] | None = None, *, axis: Literal["rows", "tensor", "blocks"] = "rows",
                        out_dtype: torch.dtype | None = None, fast_accum: bool = False,
                        input_scale_inv: Tensor | None = None) -> Tensor:
     """``y = sx * ŝ * (x8 · cat(weight)ᵀ) + cat(bias)`` over weights held in FP8: the serving GEMM.
@@ -354,12 +354,19 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
     :class:`~splitlinear.serving.Fp8ServingLinear` and the backend's fused
     siblings call.
 
+    ``axis="blocks"`` is the block-scaled form (DeepSeek-V3's FP8 inference):
+    ``input`` quantized in 1x128 blocks along K (exact scales), each part's
+    ``weight_scale_inv`` ``[N_i/128, K/128]`` (one scale per 128x128 block),
+    one cuBLASLt block-scaled GEMM (sm_90; the CPU emulates it exactly); K and
+    every N_i multiples of 128, ``fast_accum`` and ``input_scale_inv`` unused.
+
     Args:
         input: ``[..., K]`` float32, float16 or bfloat16; K a multiple of 16.
         weight: ``float8_e4m3fn`` parts ``[N_i, K]``, N_i multiples of 16.
-        weight_scale_inv: one float32 tensor per part, ``[1]`` or ``[N_i]``.
+        weight_scale_inv: one float32 tensor per part, ``[1]`` or ``[N_i]``
+            (``[N_i/128, K/128]`` with ``axis="blocks"``).
         bias: None, or one ``[N_i]`` tensor per part, of the output dtype.
-        axis: ``"rows"`` or ``"tensor"``: the activation scales.
+        axis: ``"rows"``, ``"tensor"`` or ``"blocks"``: the activation scales.
         out_dtype: float32, float16 or bfloat16; default the input's dtype.
         fast_accum: cuBLASLt's fast FP8 accumulation (ignored on the CPU).
         input_scale_inv: None, or float32 ``[1]``/``[M]``: ``input`` is then

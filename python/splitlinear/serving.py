@@ -22,6 +22,13 @@ small copy). Activation scales
 (``activation_scaling``): ``"rowwise"`` (one per token, computed per call: the
 default, as torchao's and vLLM's dynamic FP8) or ``"tensorwise"``.
 
+``weight_scaling="blockwise"`` with ``activation_scaling="blockwise"`` is
+DeepSeek-V3's FP8 inference format: one scale per 128x128 weight block
+(``weight_scale_inv`` ``[N/128, K/128]``), the input quantized in 1x128 blocks
+per call, one cuBLASLt block-scaled GEMM (sm_90; the CPU emulates it
+exactly). Every part's rows are a multiple of 128, so no block crosses a part
+and the group's scales stack along the rows.
+
 The FP8 weights are inference weights: no gradient flows through
 :class:`Fp8ServingLinear`, and a forward whose input requires a gradient
 raises. Saving and loading: ``state_dict`` holds ``weight`` (FP8),
@@ -43,8 +50,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ._dtypes import FP8_HIGH_PRECISION_DTYPES
-from ._fp8_record import FP8_SCALINGS, QUANT_METHOD, ConvertedGroup, Fp8Scaling, check_scaling
+from ._dtypes import FP8_BLOCK, FP8_HIGH_PRECISION_DTYPES
+from ._fp8_record import FP8_SCALINGS, QUANT_METHOD, ConvertedGroup, Fp8Scaling, check_scaling_pair
 from ._logging import logger
 from .options import check_fp8_filter, fp8_filter_allows
 from .packing import find_sibling_groups, install_whole_state_dict_hook
@@ -68,11 +75,13 @@ class Fp8ServingLinear(nn.Module):
     Attributes:
         weight: ``[out_features, in_features]`` ``float8_e4m3fn`` Parameter
             (``requires_grad=False``); a row block of its group's FP8 buffer.
-        weight_scale_inv: float32 buffer, ``[1]`` (``weight_scaling="tensorwise"``)
-            or ``[out_features]`` (``"rowwise"``): ``W ≈ weight * weight_scale_inv``.
+        weight_scale_inv: float32 buffer, ``[1]`` (``weight_scaling="tensorwise"``),
+            ``[out_features]`` (``"rowwise"``): ``W ≈ weight * weight_scale_inv``; or
+            ``[out_features/128, in_features/128]`` (``"blockwise"``, one per 128x128 block).
         bias: ``[out_features]`` Parameter in the model's dtype, or None.
-        activation_scaling: ``"rowwise"`` or ``"tensorwise"``: how the input is
-            quantized to ``float8_e4m3fn`` on every call.
+        activation_scaling: ``"rowwise"``, ``"tensorwise"`` or ``"blockwise"`` (1x128
+            blocks; with block weight scales only): how the input is quantized to
+            ``float8_e4m3fn`` on every call.
 
     Forward: ``input`` ``[..., in_features]`` float32, float16 or bfloat16
     (under ``torch.autocast``, the output has the autocast dtype) -> ``[...,
@@ -89,12 +98,23 @@ class Fp8ServingLinear(nn.Module):
         if weight.dtype != _E4M3 or weight.dim() != 2:
             raise ValueError(f"Fp8ServingLinear: weight must be a 2-D float8_e4m3fn tensor, got "
                              f"{weight.dtype} {list(weight.shape)}")
-        if weight_scale_inv.dtype != torch.float32 or weight_scale_inv.numel() not in (1, weight.shape[0]):
-            raise ValueError(f"Fp8ServingLinear: weight_scale_inv must be float32 [1] or [{weight.shape[0]}], got "
-                             f"{weight_scale_inv.dtype} {list(weight_scale_inv.shape)}")
         if activation_scaling not in FP8_SCALINGS:
             raise ValueError(f"Fp8ServingLinear: activation_scaling must be one of {FP8_SCALINGS}, "
                              f"got {activation_scaling!r}")
+        n, k = weight.shape
+        if activation_scaling == "blockwise":
+            blocks = [n // FP8_BLOCK, k // FP8_BLOCK]
+            if (n % FP8_BLOCK or k % FP8_BLOCK or weight_scale_inv.dtype != torch.float32
+                    or list(weight_scale_inv.shape) != blocks):
+                raise ValueError(f"Fp8ServingLinear: activation_scaling='blockwise' needs a weight whose sizes are "
+                                 f"multiples of {FP8_BLOCK} and weight_scale_inv float32 {blocks} (one scale per "
+                                 f"128x128 block), got weight {list(weight.shape)}, weight_scale_inv "
+                                 f"{weight_scale_inv.dtype} {list(weight_scale_inv.shape)}")
+        elif (weight_scale_inv.dtype != torch.float32 or weight_scale_inv.dim() != 1
+              or weight_scale_inv.numel() not in (1, n)):
+            raise ValueError(f"Fp8ServingLinear: weight_scale_inv must be float32 [1] or [{n}] (block scales "
+                             f"need activation_scaling='blockwise'), got {weight_scale_inv.dtype} "
+                             f"{list(weight_scale_inv.shape)}")
         self.in_features = int(weight.shape[1])
         self.out_features = int(weight.shape[0])
         self.activation_scaling: Fp8Scaling = activation_scaling
@@ -108,7 +128,8 @@ class Fp8ServingLinear(nn.Module):
         self.register_load_state_dict_post_hook(_unlist_refused_keys)
 
     def extra_repr(self) -> str:
-        scaling = "tensorwise" if self.weight_scale_inv.numel() == 1 else "rowwise"
+        scaling = ("blockwise" if self.weight_scale_inv.dim() == 2 else
+                   "tensorwise" if self.weight_scale_inv.numel() == 1 else "rowwise")
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}, weight_scaling={scaling}, "
                 f"activation_scaling={self.activation_scaling}")
@@ -142,7 +163,7 @@ class Fp8ServingLinear(nn.Module):
         out_dtype = input.dtype
         if torch.is_autocast_enabled(input.device.type):
             out_dtype = torch.get_autocast_dtype(input.device.type)
-        axis = "rows" if self.activation_scaling == "rowwise" else "tensor"
+        axis = {"rowwise": "rows", "tensorwise": "tensor", "blockwise": "blocks"}[self.activation_scaling]
         bias = None if self.bias is None else [self.bias if self.bias.dtype == out_dtype else self.bias.to(out_dtype)]
         return torch.ops.splitlinear.fp8_serving_linear.default(
             input, [self.weight], [self.weight_scale_inv], bias, axis, out_dtype, False)
@@ -230,15 +251,15 @@ def _always_skipped(fqn: str, keep_fp32: Sequence[str]) -> str | None:
     return None
 
 
-def _problem(lin: nn.Linear) -> str | None:
-    """Why ``lin`` cannot hold FP8 serving weights, or None."""
+def _problem(lin: nn.Linear, granule: int) -> str | None:
+    """Why ``lin`` cannot hold FP8 serving weights whose sizes must be multiples of ``granule``, or None."""
     w = lin.weight
     if type(lin) is not nn.Linear and not isinstance(lin, nn.Linear):
         return "not an nn.Linear"
     if w.dtype not in FP8_HIGH_PRECISION_DTYPES:
         return f"weight dtype {w.dtype} (FP8 is quantized from float32/float16/bfloat16)"
-    if w.shape[1] % _GRANULE or w.shape[0] % _GRANULE:
-        return f"weight {list(w.shape)}: in_features and out_features must be multiples of {_GRANULE}"
+    if w.shape[1] % granule or w.shape[0] % granule:
+        return f"weight {list(w.shape)}: in_features and out_features must be multiples of {granule}"
     if w.device.type not in ("cpu", "cuda", "meta"):
         return f"device {w.device} (FP8 runs on the CPU and CUDA)"
     if type(w) is not nn.Parameter and not isinstance(w, nn.Parameter):
@@ -248,16 +269,35 @@ def _problem(lin: nn.Linear) -> str | None:
     return None
 
 
+def quantize_blocks_128x128(w: Tensor) -> tuple[Tensor, Tensor]:
+    """``w`` ``[N, K]`` (float32/float16/bfloat16, N and K multiples of 128) in ``float8_e4m3fn``
+    128x128 blocks: per block ``scale = 448 / amax`` (1 for an all-zero block, at most float32's
+    largest), ``q = e4m3(clamp(w * scale, ±448))`` rounding to nearest even; returns ``(q [N, K],
+    scale_inv [N/128, K/128] float32 = 1 / scale)``. The rule of the runtime's block quantization
+    (``lib/Torch/Fp8Blockwise.h``), exact float32 scales as DeepSeek-V3's checkpoints hold."""
+    n, k = w.shape
+    blocks = w.float().reshape(n // FP8_BLOCK, FP8_BLOCK, k // FP8_BLOCK, FP8_BLOCK)
+    amax = blocks.abs().amax(dim=(1, 3), keepdim=True)
+    scale = (448.0 / amax).clamp(max=torch.finfo(torch.float32).max)
+    scale = torch.where(amax == 0, torch.ones_like(scale), scale)
+    q = (blocks * scale).clamp(-448.0, 448.0).to(_E4M3).reshape(n, k)
+    return q, (1.0 / scale).reshape(n // FP8_BLOCK, k // FP8_BLOCK)
+
+
 def _quantize_group(linears: Sequence[nn.Linear], weight_scaling: Fp8Scaling) -> tuple[Tensor, Tensor]:
-    """The group's FP8 buffer ``[ΣN, K]`` and its scales (``[P]`` per part, or ``[ΣN]`` per row)."""
+    """The group's FP8 buffer ``[ΣN, K]`` and its scales (``[P]`` per part, ``[ΣN]`` per row, or
+    ``[ΣN/128, K/128]`` per block)."""
     weights = [lin.weight.detach() for lin in linears]
     if weights[0].device.type == "meta":  # structure only (from_pretrained fills it)
-        rows = sum(w.shape[0] for w in weights)
-        n_scales = len(weights) if weight_scaling == "tensorwise" else rows
-        return (torch.empty(rows, weights[0].shape[1], dtype=_E4M3, device="meta"),
-                torch.ones(n_scales, dtype=torch.float32, device="meta"))
+        rows, k = sum(w.shape[0] for w in weights), weights[0].shape[1]
+        shape = ([len(weights)] if weight_scaling == "tensorwise" else [rows] if weight_scaling == "rowwise"
+                 else [rows // FP8_BLOCK, k // FP8_BLOCK])
+        return (torch.empty(rows, k, dtype=_E4M3, device="meta"),
+                torch.ones(shape, dtype=torch.float32, device="meta"))
     ops = _ops()
     with torch.no_grad(), torch.inference_mode(False):
+        if weight_scaling == "blockwise":
+            return quantize_blocks_128x128(torch.cat(weights))
         if weight_scaling == "tensorwise":
             parts = ops.fp8_cast_parts(weights, _E4M3)
             return parts.data, parts.scale_inv
@@ -276,7 +316,8 @@ def _replace(model: nn.Module, names: Sequence[str], linears: Sequence[nn.Linear
     offset = 0
     for i, (name, lin) in enumerate(zip(names, linears)):
         n = lin.weight.shape[0]
-        scale = scales[i:i + 1] if weight_scaling == "tensorwise" else scales[offset:offset + n]
+        scale = (scales[i:i + 1] if weight_scaling == "tensorwise" else scales[offset:offset + n]
+                 if weight_scaling == "rowwise" else scales[offset // FP8_BLOCK:(offset + n) // FP8_BLOCK])
         bias = None if packed_bias is None else packed_bias[offset:offset + n]
         new = Fp8ServingLinear(data[offset:offset + n], scale, bias, activation_scaling)
         install_whole_state_dict_hook(new)
@@ -284,10 +325,6 @@ def _replace(model: nn.Module, names: Sequence[str], linears: Sequence[nn.Linear
         parent = model.get_submodule(parent_name) if parent_name else model
         setattr(parent, child, new)
         offset += n
-
-
-def _check_scaling(name: str, value: str) -> None:
-    check_scaling("convert_to_fp8_serving", name, value)
 
 
 #: How errors name convert_to_fp8_serving's fp8_filter.
@@ -311,10 +348,12 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
     Args:
         model: the model, modified in place (CPU or CUDA; ``meta`` for
             structure only, as ``from_pretrained`` does before loading).
-        weight_scaling: ``"rowwise"`` (one scale per output row) or
-            ``"tensorwise"`` (one per part).
-        activation_scaling: ``"rowwise"`` (one scale per token, per call) or
-            ``"tensorwise"``.
+        weight_scaling: ``"rowwise"`` (one scale per output row),
+            ``"tensorwise"`` (one per part) or ``"blockwise"`` (one per 128x128
+            block; linears whose sizes are not multiples of 128 are skipped).
+        activation_scaling: ``"rowwise"`` (one scale per token, per call),
+            ``"tensorwise"``, or ``"blockwise"`` (1x128 blocks; exactly when
+            ``weight_scaling`` is ``"blockwise"``).
         fp8_filter: as the backend option of that name: None skips FQNs
             matching ``lm_head``/``*.lm_head``; a sequence of ``fnmatch``
             patterns names the FQNs to skip; a callable ``fn(fqn) -> bool``
@@ -325,16 +364,17 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
 
     Returns:
         A :class:`ServingReport`: the converted groups and the skipped linears
-        with their reasons (not multiples of 16, float64, tied to another
-        module's weight, filtered).
+        with their reasons (not multiples of 16, or of 128 for blockwise;
+        float64, tied to another module's weight, filtered).
 
     Raises:
-        ValueError: a bad ``weight_scaling``/``activation_scaling``/``fp8_filter``
+        ValueError: a bad ``weight_scaling``/``activation_scaling`` (or only one
+            of them ``"blockwise"``), a bad ``fp8_filter``
             (a lone string included), a callable filter that raised, or a name
             in ``groups`` that is not an ``nn.Linear`` submodule.
     """
-    _check_scaling("weight_scaling", weight_scaling)
-    _check_scaling("activation_scaling", activation_scaling)
+    check_scaling_pair("convert_to_fp8_serving", weight_scaling, activation_scaling)
+    granule = FP8_BLOCK if weight_scaling == "blockwise" else _GRANULE
     check_fp8_filter(fp8_filter, _FILTER)
     _check_config_is_free(model)
     modules = dict(model.named_modules())
@@ -355,7 +395,7 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
             reason = _always_skipped(name, keep_fp32)
             if reason is None and not fp8_filter_allows(fp8_filter, name, _FILTER):
                 reason = "fp8_filter skips it"
-            reason = reason or _problem(lin)
+            reason = reason or _problem(lin, granule)
             if reason is None and holders.get(id(lin.weight), 0) > 1:
                 reason = "its weight is tied to another module's (converting would untie them)"
             if reason is not None:

@@ -397,7 +397,7 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
     ("v-input", lambda: torch.ops.splitlinear.fp8_serving_linear(_e4(4, 32), [_e4(16, 32)], [torch.ones(1)]),
      "fp8_serving_linear: input has dtype Float8_e4m3fn; FP8 quantization takes"),
     ("v-axis", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32)], [torch.ones(1)], None, "cols"),
-     'activation axis must be "tensor" or "rows", got "cols"'),
+     'activation axis must be "tensor", "rows" or "blocks", got "cols"'),
     ("v-count", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32)] * 2, [torch.ones(1)]),
      "weight has 2 parts but weight_scale_inv has 1 tensors; one per part"),
     ("v-scale", lambda: torch.ops.splitlinear.fp8_serving_linear(_x(), [_e4(16, 32), _e4(32, 32)],
