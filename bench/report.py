@@ -34,6 +34,7 @@ NAMES = {
     "splitlinear_fp8_tw_ro": "splitlinear FP8 weights, per part (reduce-overhead)",
     "splitlinear_fp8_all_ro": "splitlinear FP8 weights + lm_head (reduce-overhead)",
     "splitlinear_fp8_gq_ro": "splitlinear FP8 weights, graph quantization (reduce-overhead)",
+    "splitlinear_fp8_bw_ro": "splitlinear FP8 weights, 128x128 blocks (reduce-overhead)",
     "torchao_fp8_ro": "torchao FP8 weights (reduce-overhead)",
     "splitlinear_fp8_tensorwise": "splitlinear FP8 tensorwise", "splitlinear_fp8_rowwise": "splitlinear FP8 rowwise",
     "torchao_fp8_tensorwise": "torchao FP8 tensorwise", "torchao_fp8_rowwise": "torchao FP8 rowwise",

@@ -15,6 +15,8 @@ same process), variants in a group one after another:
   FP8 activations per row), then as ``splitlinear_bf16_ro``;
 - ``torchao_fp8_ro``: torchao ``Float8DynamicActivationFloat8WeightConfig(PerRow())`` on every
   linear but ``lm_head``, then Inductor ``reduce-overhead`` (skipped when torchao is not installed);
+- ``splitlinear_fp8_bw_ro``: FP8 serving weights with 128x128 block scales, 1x128 activation
+  blocks (``weight_scaling="blockwise"``; sm_90 only, else skipped), as ``splitlinear_fp8_ro``;
 - on request: ``splitlinear_fp8_tw_ro`` (one weight scale per part), ``splitlinear_fp8_all_ro``
   (``lm_head`` in FP8 too), ``splitlinear_fp8_gq_ro`` (``fp8_activation_quant="graph"``).
 
@@ -58,10 +60,12 @@ GROUPS = {
     "splitlinear_fp8_tw_ro": ["splitlinear_fp8_tw_ro"],
     "splitlinear_fp8_all_ro": ["splitlinear_fp8_all_ro"],
     "splitlinear_fp8_gq_ro": ["splitlinear_fp8_gq_ro"],
+    "splitlinear_fp8_bw_ro": ["splitlinear_fp8_bw_ro"],
 }
 #: The CUDA-graph groups (the decode comparison) first, the default-mode group (eager, prefill) last,
 #: so that a run out of budget loses the least.
-DEFAULT_GROUPS = ["inductor_bf16_ro", "splitlinear_bf16_ro", "splitlinear_fp8_ro", "torchao_fp8_ro", "default"]
+DEFAULT_GROUPS = ["inductor_bf16_ro", "splitlinear_bf16_ro", "splitlinear_fp8_ro", "torchao_fp8_ro",
+                  "splitlinear_fp8_bw_ro", "default"]
 QUICK_VARIANTS = ["eager_bf16", "splitlinear_bf16", "splitlinear_fp8"]
 
 
@@ -82,7 +86,9 @@ def _model(variant: str, name: str = "llama3-8b", device: str = "cuda", layers: 
     if recipe.startswith("splitlinear_fp8"):
         from splitlinear.serving import convert_to_fp8_serving
 
-        convert_to_fp8_serving(model, weight_scaling="tensorwise" if recipe.endswith("_tw") else "rowwise",
+        scaling = "tensorwise" if recipe.endswith("_tw") else "blockwise" if recipe.endswith("_bw") else "rowwise"
+        convert_to_fp8_serving(model, weight_scaling=scaling,
+                               activation_scaling="blockwise" if scaling == "blockwise" else "rowwise",
                                fp8_filter=[] if recipe.endswith("_all") else None)
     elif recipe == "torchao_fp8":
         from torchao.quantization import Float8DynamicActivationFloat8WeightConfig, PerRow, quantize_
@@ -329,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
         if "torchao_fp8_ro" in groups and not _torchao_installed():
             groups.remove("torchao_fp8_ro")
             skipped.append("torchao_fp8_ro: torchao not installed")
+        if "splitlinear_fp8_bw_ro" in groups and torch.cuda.get_device_capability()[0] != 9:
+            groups.remove("splitlinear_fp8_bw_ro")
+            skipped.append("splitlinear_fp8_bw_ro: block scales need sm_90")
         extra = [flag for flag, on in (("--skip-generate", args.skip_generate), ("--profile", args.profile),
                                        ("--generate-only", args.generate_only)) if on]
         floor_rate = copy_bytes_per_s()
