@@ -113,6 +113,13 @@ def scaled_gemm(a8: Tensor, sa: Tensor, b8: Tensor, sb: Tensor, bias: Tensor | N
     return Gemm(exact, (a.shape[1] + 3) * acc_eps * mag)
 
 
+def tensor_core_bound(g: Gemm, k: int) -> Gemm:
+    """``g`` with its fp32 accumulation bound ``(k + 3) 2^-24 Σ|terms|`` replaced by the FP8 tensor
+    cores' ``2^-12 Σ|terms|``: Hopper's FP8 MMA keeps about 14 bits of its partial sums (the runtime
+    gtests' bound, which the H200 met with and without fast accumulation). For GEMMs on a GPU."""
+    return Gemm(g.exact, g.bound * (2.0**-12 / ((k + 3) * 2.0**-24)))
+
+
 def ulp(x: Tensor, dtype: torch.dtype) -> Tensor:
     """The spacing of ``dtype``'s numbers at |x| (float64 in and out; subnormal spacing near 0)."""
     mantissa, min_exp = _FORMAT[dtype]

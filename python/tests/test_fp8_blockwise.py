@@ -14,7 +14,8 @@ import copy
 import pytest
 import torch
 from _fp8_models import Block
-from _fp8_ref import BLOCK, assert_within_ulp, block_gemm, fp8_linear_blockwise, fresh, quantize_blocks
+from _fp8_ref import (BLOCK, assert_within_ulp, block_gemm, fp8_linear_blockwise, fresh, quantize_blocks,
+                     tensor_core_bound)
 from _util import compile_sl
 from torch.utils.checkpoint import checkpoint
 
@@ -50,10 +51,14 @@ def test_op_matches_emulation(op, device: str, recipe: str) -> None:
     y.backward(dy)
     ref = fp8_linear_blockwise(x, ws, bs, pow2=recipe == "blockwise", dy=dy)
     # On CUDA the GEMM writes bfloat16 and the bias is added after it: two roundings (on the H200,
-    # 6 of 5760 elements were beyond 1 ulp, the first by 1.3 ulp; 2 ulp is not yet run there).
-    assert_within_ulp(y, ref.y, torch.bfloat16, ulps=2.0 if device == "cuda" else 1.0, what="y")
-    assert_within_ulp(x.grad, ref.dx, torch.bfloat16, what="dx")
-    assert_within_ulp(torch.cat([w.grad for w in ws]), ref.dw, torch.bfloat16, what="dw")
+    # 6 of 5760 elements were beyond 1 ulp, the first by 1.3 ulp; within 2 ulp on an H100). The
+    # gradients' bound on CUDA is the FP8 tensor cores' (about 14 bits kept): against fp32's, 1 of
+    # 3840 dx and 1 of 98304 dW elements were beyond 1 ulp on an H100.
+    cuda = device == "cuda"
+    assert_within_ulp(y, ref.y, torch.bfloat16, ulps=2.0 if cuda else 1.0, what="y")
+    dx, dw = (tensor_core_bound(ref.dx, 384), tensor_core_bound(ref.dw, BLOCK)) if cuda else (ref.dx, ref.dw)
+    assert_within_ulp(x.grad, dx, torch.bfloat16, what="dx")
+    assert_within_ulp(torch.cat([w.grad for w in ws]), dw, torch.bfloat16, what="dw")
     torch.testing.assert_close(torch.cat([b.grad for b in bs]).double().cpu(), ref.db, rtol=1e-2, atol=1e-2)
 
 

@@ -131,11 +131,7 @@ def test_quantize_dual_rows_equals_cpu(op, src: torch.dtype, shape: tuple[int, i
     assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
 
 
-def _widened(g: ref.Gemm, k: int) -> ref.Gemm:
-    """The emulation's bound for a GEMM contracting over ``k`` terms, ``(k + 3) 2^-24 Σ|terms|`` for fp32
-    accumulation, replaced by the FP8 tensor cores' ``2^-12 Σ|terms|`` (the runtime gtests' bound, which
-    the H200 met with and without fast accumulation)."""
-    return ref.Gemm(g.exact, g.bound * (2.0**-12 / ((k + 3) * 2.0**-24)))
+_widened = ref.tensor_core_bound
 
 
 @pytest.mark.parametrize("recipe", FP8_RECIPES)
