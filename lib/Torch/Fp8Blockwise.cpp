@@ -67,22 +67,36 @@ at::Tensor saturate(const at::Tensor &v, at::ScalarType dtype) {
   return v.clamp(-max, max).to(dtype);
 }
 
-/// `t` [R, C] with zero rows appended up to a multiple of 128, the wgrad
-/// GEMM's block along the tokens. Guards on R mod 128 under dynamic shapes.
-at::Tensor padRowsToBlock(const at::Tensor &t) {
-  c10::SymInt rows = t.sym_size(0);
-  c10::SymInt pad = (kFp8Block - rows % kFp8Block) % kFp8Block;
-  if (pad == 0)
-    return t;
-  std::vector<c10::SymInt> padding{0, 0, 0, pad};
-  return at::constant_pad_nd_symint(t, padding, 0);
+/// `x` [R, blocks·128] in 1×128 blocks along its rows (quantizeBlocks1x128's
+/// rule), with the block count given so that a symbolic size stays exact.
+std::tuple<at::Tensor, at::Tensor> quantizeRowBlocks(const at::Tensor &x,
+                                                     const c10::SymInt &blocks,
+                                                     at::ScalarType dtype,
+                                                     bool pow2) {
+  c10::SymInt r = x.sym_size(0);
+  at::Tensor xf = x.to(at::kFloat).reshape_symint({r, blocks, kFp8Block});
+  at::Tensor scale = scaleOf(xf.abs().amax(-1), fp8Max(dtype), pow2);
+  at::Tensor q = saturate(xf * scale.unsqueeze(-1), dtype)
+                     .view_symint({r, blocks * kFp8Block});
+  return {q, scale.reciprocal()};
 }
 
 /// The column-wise quantization of `t` [M, C] for wgrad: tᵀ [C, M'] (M'
-/// = M rounded up to 128) in 1×128 blocks along M, scale_inv [C, M'/128].
+/// = M rounded up to 128 with zero rows) in 1×128 blocks along M,
+/// scale_inv [C, M'/128]. Padded always, by a symbolic amount that may be
+/// 0, and made contiguous before the block view: a branch on M mod 128
+/// would specialize M under dynamic shapes, and the transposed block view
+/// of an unpadded t failed Inductor's CPU code generation where M was a
+/// multiple of 128.
 std::tuple<at::Tensor, at::Tensor>
 quantizeColumns(const at::Tensor &t, at::ScalarType dtype, bool pow2) {
-  return quantizeBlocks1x128(padRowsToBlock(t).t(), dtype, pow2);
+  c10::SymInt rows = t.sym_size(0);
+  c10::SymInt blocks = (rows + (kFp8Block - 1)) / kFp8Block;
+  // A cat with zeros: constant_pad_nd's fake kernel refuses a symbolic pad.
+  at::Tensor zeros =
+      t.new_zeros_symint({blocks * kFp8Block - rows, t.sym_size(1)});
+  at::Tensor padded = at::cat({t, zeros});
+  return quantizeRowBlocks(padded.t().contiguous(), blocks, dtype, pow2);
 }
 
 bool isFp8(at::ScalarType s) {
@@ -181,12 +195,7 @@ at::Tensor blockScaledMmCuda(const at::Tensor &a, const at::Tensor &aScaleInv,
 std::tuple<at::Tensor, at::Tensor>
 splitlinear::quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype,
                                  bool pow2) {
-  c10::SymInt r = x.sym_size(0), c = x.sym_size(1);
-  at::Tensor xf =
-      x.to(at::kFloat).reshape_symint({r, c / kFp8Block, kFp8Block});
-  at::Tensor scale = scaleOf(xf.abs().amax(-1), fp8Max(dtype), pow2);
-  at::Tensor q = saturate(xf * scale.unsqueeze(-1), dtype).view_symint({r, c});
-  return {q, scale.reciprocal()};
+  return quantizeRowBlocks(x, x.sym_size(1) / kFp8Block, dtype, pow2);
 }
 
 std::tuple<at::Tensor, at::Tensor>
@@ -264,7 +273,9 @@ at::Tensor splitlinear::blockScaledMm(
 
 void splitlinear::checkBlockwiseArgs(const at::Tensor &input,
                                      at::TensorList weight, const char *op) {
-  int64_t k = input.size(-1);
+  // sym_size: size() on a fake input with a symbolic M would specialize M
+  // (every new batch size a recompile); this guards on K only.
+  c10::SymInt k = input.sym_size(-1);
   TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
               " features; recipe \"blockwise\" needs a multiple of 128");
   for (size_t i = 0; i < weight.size(); ++i)
@@ -277,7 +288,8 @@ void splitlinear::checkBlockwiseArgs(const at::Tensor &input,
 void splitlinear::checkBlockwiseCache(bool cacheWeights, const char *op) {
   TORCH_CHECK(!cacheWeights, op, ": cache_weights is not supported with ",
               "recipe \"blockwise\" (the FP8 weight cache holds per-part ",
-              "tensorwise casts); turn option fp8_weight_cache off");
+              "tensorwise casts); pass cache_weights=False (backend option "
+              "fp8_weight_cache off)");
 }
 
 namespace {
@@ -473,6 +485,10 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
   TORCH_CHECK(!inputScaleInv, op,
               ": input_scale_inv is not supported with axis \"blocks\" (the "
               "graph quantizes activations per row only)");
+  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
+                  outDtype == at::kBFloat16,
+              op, ": out_dtype ", outDtype,
+              " is not supported (float32, float16, bfloat16)");
   int64_t k = input.size(-1);
   TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
               " features; axis \"blocks\" needs a multiple of 128");

@@ -266,7 +266,8 @@ def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Ten
         _check_bias(bias, weight, input.dtype, "input has", input, who)
     if recipe in FP8_BLOCKWISE_RECIPES:
         torch._check(not cache_weights, lambda: f'{who}: cache_weights is not supported with recipe "blockwise" '
-                     "(the FP8 weight cache holds per-part tensorwise casts); turn option fp8_weight_cache off")
+                     "(the FP8 weight cache holds per-part tensorwise casts); pass cache_weights=False "
+                     "(backend option fp8_weight_cache off)")
         torch._check(k % FP8_BLOCK == 0,
                      lambda: f'{who}: input has K = {k} features; recipe "blockwise" needs a multiple of 128')
         for i, w in enumerate(weight):
@@ -321,6 +322,9 @@ def _fp8_serving_blocks_fake(input: Tensor, weight: Sequence[Tensor], weight_sca
     who = "splitlinear.fp8_serving_linear"
     torch._check(input_scale_inv is None, lambda: f'{who}: input_scale_inv is not supported with axis "blocks" '
                  "(the graph quantizes activations per row only)")
+    out = input.dtype if out_dtype is None else out_dtype
+    torch._check(out in FP8_HIGH_PRECISION_DTYPES,
+                 lambda: f"{who}: out_dtype {c10_name(out)} is not supported (float32, float16, bfloat16)")
     k = input.shape[-1]
     torch._check(k % FP8_BLOCK == 0,
                  lambda: f'{who}: input has K = {k} features; axis "blocks" needs a multiple of 128')
@@ -338,7 +342,6 @@ def _fp8_serving_blocks_fake(input: Tensor, weight: Sequence[Tensor], weight_sca
                      f"block of weight[{i}]), got {s.dtype} {list(s.shape)}")
         torch._check(s.device == input.device,
                      lambda: f"{who}: weight_scale_inv[{i}] is on {s.device} but input is on {input.device}")
-    out = input.dtype if out_dtype is None else out_dtype
     n = sum(w.shape[0] for w in weight)
     if bias is not None:
         torch._check(len(bias) == len(weight) and all(b.dim() == 1 for b in bias)

@@ -10,6 +10,7 @@ that are not multiples of 128, the weight cache, a GPU other than sm_90.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import pytest
 import torch
@@ -171,3 +172,80 @@ def test_backend_inference_mode(op, device: str) -> None:
         want = ref.reference(x, "blockwise")
     for a, b in zip(out, want):
         _close(a, b)
+
+
+class _QK(torch.nn.Module):
+    """q (256 rows) and k (128) over K = 256, then o: one FP8 group and one lone linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = torch.nn.Linear(256, 256, bias=False)
+        self.k = torch.nn.Linear(256, 128, bias=False)
+        self.o = torch.nn.Linear(384, 256, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.o(torch.cat([self.q(x), self.k(x)], -1).relu())
+
+
+def _eager_blockwise(model: _QK, x: torch.Tensor) -> torch.Tensor:
+    h = splitlinear.ops.fp8_linear(x, [model.q.weight, model.k.weight], recipe="blockwise").relu()
+    return splitlinear.ops.fp8_linear(h, [model.o.weight], recipe="blockwise")
+
+
+def _check_against_eager(op, compiled, model: _QK, ref: _QK, x: torch.Tensor) -> None:
+    y = compiled(x)
+    want = _eager_blockwise(ref, x)
+    _close(y, want)
+    y.square().sum().backward()
+    want.square().sum().backward()
+    for (name, p), r in zip(model.named_parameters(), ref.parameters()):
+        _close(p.grad, r.grad, rtol=1e-4)
+        p.grad, r.grad = None, None
+
+
+@pytest.mark.parametrize("tokens", [64, 128, 256])
+def test_inductor_at_token_counts_of_128(op, tokens: int) -> None:
+    """Under Inductor (CPU code generation), token counts that are multiples of 128: the wgrad's
+    transposed block view of an unpadded input failed to compile at 128 and 256."""
+    torch.manual_seed(41)
+    model = _QK()
+    ref = copy.deepcopy(model)
+    compiled = compile_sl(model, fallback="inductor", fp8="blockwise")
+    _check_against_eager(op, compiled, model, ref, torch.randn(tokens, 256))
+    assert splitlinear.stats()["regions_matched"] == 2
+
+
+def test_dynamic_token_count_does_not_recompile_per_size(op) -> None:
+    """``dynamic=True``: token counts of one padding class share one graph (M used to be specialized,
+    one compile per size); every size matches the eager op."""
+    torch.manual_seed(42)
+    model = _QK()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="splitlinear", dynamic=True,
+                             options={"fallback": "inductor", "fp8": "blockwise"})
+    for tokens in (130, 200, 300, 333):
+        _check_against_eager(op, compiled, model, ref, torch.randn(tokens, 256))
+    stats = splitlinear.stats()
+    assert stats["graphs_compiled"] == 1 and stats["regions_matched"] == 2
+
+
+def test_lora_adapters_stay_unnamed(op) -> None:
+    """PEFT LoRA (rank 8) on q/v: the adapters stay in their precision without the sizes warning,
+    the bases run in blocks, and the adapters get gradients."""
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    torch.manual_seed(43)
+    cfg = transformers.LlamaConfig(hidden_size=256, intermediate_size=256, num_hidden_layers=1,
+                                   num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=96)
+    model = peft.get_peft_model(transformers.LlamaForCausalLM(cfg),
+                                peft.LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+    compiled = compile_sl(model, fullgraph=False, fp8="blockwise")
+    ids = torch.randint(0, 96, (2, 16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the sizes warning would fail here
+        compiled(input_ids=ids, labels=ids, use_cache=False).loss.backward()
+    adapters = [p for n, p in model.named_parameters() if "lora_" in n]
+    # lora_B starts at zero, so only its gradient is nonzero after one step.
+    assert len(adapters) == 4 and all(p.grad is not None for p in adapters)
+    assert all(p.grad.abs().sum() > 0 for n, p in model.named_parameters() if "lora_B" in n)
+    assert splitlinear.stats()["regions_matched"] >= 3  # q/k/v, o, gate/up, down bases in FP8

@@ -156,5 +156,7 @@ def test_op_errors_name_the_argument(op) -> None:
     with pytest.raises(RuntimeError, match="input_scale_inv is not supported with axis \"blocks\""):
         op.fp8_serving_linear(x.to(torch.float8_e4m3fn), [w8], [torch.ones(1, 1)], axis="blocks",
                               out_dtype=torch.float32, input_scale_inv=torch.ones(2))
+    with pytest.raises(RuntimeError, match="fp8_serving_linear: out_dtype Int is not supported"):
+        op.fp8_serving_linear(x, [w8], [torch.ones(1, 1)], axis="blocks", out_dtype=torch.int32)
     with pytest.raises(ValueError, match="block scales need activation_scaling='blockwise'"):
         serving.Fp8ServingLinear(w8, torch.ones(1, 1), None, "rowwise")

@@ -37,6 +37,7 @@ from torch import Tensor
 from .._dtypes import FP8_BLOCK, FP8_BLOCKWISE_RECIPES, FP8_HIGH_PRECISION_DTYPES, Fp8Recipe
 from ..options import FP8_FILTER_OPTION, SplitLinearOptions, fp8_filter_allows
 from .model import LinearFn, LinearSite, Region, node_tensor
+from .plan import is_adapter_site
 
 __all__ = ["Fp8Assignment", "assign_fp8", "fp8_linear_fn", "site_fqn"]
 
@@ -230,7 +231,9 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
                 no.append(site)
             elif (problem := _fp8_problem(site, recipe)) is not None:
                 skipped.append(f"{site.describe()} ({fqn or 'no module'}): not FP8: {problem.reason}")
-                if recipe in FP8_BLOCKWISE_RECIPES and problem.granule:
+                # PEFT adapters (rank 8-64, below a block) stay in their precision unnamed: every
+                # LoRA model would otherwise warn about each of them.
+                if recipe in FP8_BLOCKWISE_RECIPES and problem.granule and not is_adapter_site(site):
                     not_blocks.append(f"{fqn or site.describe()} ({problem.reason})")
                 no.append(site)
             else:
