@@ -235,10 +235,7 @@ at::Tensor splitlinear::blockScaledMm(
               " is not a multiple of 128 (the scale blocks)");
   TORCH_CHECK(!square || n % kFp8Block == 0, kMmOp, ": b has ", n,
               " rows; 128x128 blocks need a multiple of 128");
-  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
-                  outDtype == at::kBFloat16,
-              kMmOp, ": out_dtype ", outDtype,
-              " is not supported (float32, float16, bfloat16)");
+  checkOutDtype(outDtype, kMmOp);
   checkScales(aScaleInv, m, k / kFp8Block, "a_scale_inv", a.device());
   checkScales(bScaleInv, square ? n / kFp8Block : n, k / kFp8Block,
               "b_scale_inv", a.device());
@@ -451,29 +448,27 @@ at::Tensor splitlinear::fp8LinearBlockwiseAutograd(
 }
 
 namespace {
-/// The FP8 parts as one [ΣN_i, K] tensor: in place when they are row blocks
-/// of one row-major buffer, back to back (as convert_to_fp8_serving packs
-/// them), else one copy; counted as scaled_linear's views and cats.
-at::Tensor packedWeight(at::TensorList weight) {
-  PathCounters &count = counters().scaled;
-  if (weight.size() == 1) {
-    count.views.fetch_add(1, std::memory_order_relaxed);
-    return weight[0];
-  }
-  int64_t k = weight[0].size(1), n = 0;
-  bool adjacent = true;
+/// `parts` [R_i, C] as one [ΣR_i, C] tensor: in place when they are row
+/// blocks of one row-major buffer, back to back (as convert_to_fp8_serving
+/// packs a group's weights and their block scales), else one copy.
+/// `adjacent` says which.
+at::Tensor packedRows(at::TensorList parts, bool &adjacent) {
+  adjacent = true;
+  if (parts.size() == 1)
+    return parts[0];
+  int64_t c = parts[0].size(1), rows = 0;
+  size_t bytesPerRow = c * parts[0].element_size();
   const uint8_t *next = nullptr;
-  for (size_t i = 0; i < weight.size(); ++i) {
-    const at::Tensor &w = weight[i];
-    auto *begin = static_cast<const uint8_t *>(w.const_data_ptr());
-    adjacent = adjacent && w.stride(1) == 1 && w.stride(0) == k &&
-               w.storage().is_alias_of(weight[0].storage()) &&
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const at::Tensor &p = parts[i];
+    auto *begin = static_cast<const uint8_t *>(p.const_data_ptr());
+    adjacent = adjacent && p.stride(1) == 1 && p.stride(0) == c &&
+               p.storage().is_alias_of(parts[0].storage()) &&
                (i == 0 || begin == next);
-    next = begin + w.size(0) * k; // one byte per FP8 element
-    n += w.size(0);
+    next = begin + p.size(0) * bytesPerRow;
+    rows += p.size(0);
   }
-  (adjacent ? count.views : count.cats).fetch_add(1, std::memory_order_relaxed);
-  return adjacent ? weight[0].as_strided({n, k}, {k, 1}) : at::cat(weight);
+  return adjacent ? parts[0].as_strided({rows, c}, {c, 1}) : at::cat(parts);
 }
 } // namespace
 
@@ -485,14 +480,10 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
   TORCH_CHECK(!inputScaleInv, op,
               ": input_scale_inv is not supported with axis \"blocks\" (the "
               "graph quantizes activations per row only)");
-  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
-                  outDtype == at::kBFloat16,
-              op, ": out_dtype ", outDtype,
-              " is not supported (float32, float16, bfloat16)");
+  checkOutDtype(outDtype, op);
   int64_t k = input.size(-1);
   TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
               " features; axis \"blocks\" needs a multiple of 128");
-  std::vector<at::Tensor> scales;
   for (size_t i = 0; i < weight.size(); ++i) {
     const at::Tensor &w = weight[i];
     std::string name = "weight[" + std::to_string(i) + "]";
@@ -515,7 +506,6 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
                 s.scalar_type(), " ", s.sizes());
     TORCH_CHECK(s.device() == input.device(), op, ": weight_scale_inv[", i,
                 "] is on ", s.device(), " but input is on ", input.device());
-    scales.push_back(s);
   }
   int64_t n = 0;
   for (const at::Tensor &w : weight)
@@ -532,9 +522,14 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
   }
   at::Tensor x2d = flatten2d(input);
   auto [x8, sx] = quantizeBlocks1x128(x2d, at::kFloat8_e4m3fn, /*pow2=*/false);
-  at::Tensor sw = scales.size() == 1 ? scales[0] : at::cat(scales);
+  bool weightsAdjacent = true, scalesAdjacent = true;
+  at::Tensor w8 = packedRows(weight, weightsAdjacent);
+  at::Tensor sw = packedRows(weightScaleInv, scalesAdjacent);
+  PathCounters &count = counters().scaled;
+  (weightsAdjacent ? count.views : count.cats)
+      .fetch_add(1, std::memory_order_relaxed);
   at::Tensor y = ops().blockScaledMm.call(
-      x8, sx, packedWeight(weight), sw, "128x128",
+      x8, sx, w8, sw, "128x128",
       b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, outDtype);
   return y.view_symint(outputShape(input, y.sym_size(1)));
 }

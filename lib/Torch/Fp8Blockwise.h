@@ -95,8 +95,9 @@ at::Tensor fp8LinearBlockwiseAutograd(const at::Tensor &input,
 /// quantized on every call to e4m3 in 1×128 blocks with exact scales (as
 /// DeepSeek-V3's act_quant), `weight`[i] [N_i, K] float8_e4m3fn with
 /// `weightScaleInv`[i] [N_i/128, K/128] float32 (128×128 blocks; K and every
-/// N_i multiples of 128). Parts adjacent in one storage are used in place,
-/// others copied into one buffer; the scales are stacked (one small copy).
+/// N_i multiples of 128). Parts, and their scales, adjacent in one storage
+/// are used in place (no 128×128 block crosses a part, so the group's
+/// scales are the parts' stacked by rows); others are copied into one.
 /// One block-scaled GEMM (blockScaledMm). Raises c10::Error naming the
 /// argument for a bad dtype, shape or device, and for `inputScaleInv` (the
 /// graph quantizes rows only).

@@ -389,6 +389,13 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
 // scaled_linear
 //===----------------------------------------------------------------------===//
 
+void splitlinear::checkOutDtype(at::ScalarType outDtype, const char *op) {
+  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
+                  outDtype == at::kBFloat16,
+              op, ": out_dtype ", outDtype,
+              " is not supported (float32, float16, bfloat16)");
+}
+
 at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
                                      const at::Tensor &inputScaleInv,
                                      at::TensorList weight,
@@ -399,10 +406,7 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
   checkFp8(input.scalar_type(), op, "input");
-  TORCH_CHECK(outDtype == at::kFloat || outDtype == at::kHalf ||
-                  outDtype == at::kBFloat16,
-              op, ": out_dtype ", outDtype,
-              " is not supported (float32, float16, bfloat16)");
+  checkOutDtype(outDtype, op);
   int64_t k = input.size(-1);
   TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
               " columns; FP8 GEMMs need a multiple of 16");

@@ -153,6 +153,10 @@ at::Tensor fp8ServingLinear(const at::Tensor &input, at::TensorList weight,
                             bool fastAccum,
                             const std::optional<at::Tensor> &inputScaleInv);
 
+/// Raises c10::Error naming `op`'s out_dtype unless `outDtype` is float32,
+/// float16 or bfloat16 (what the FP8 GEMMs write).
+void checkOutDtype(at::ScalarType outDtype, const char *op);
+
 /// Validates the arguments of `fp8_linear` (and its autograd kernel), each
 /// error naming the argument: input [..., K] float32/float16/bfloat16;
 /// weight parts [N_i, K] of one such dtype (it may differ from the input's:

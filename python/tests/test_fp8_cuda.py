@@ -52,7 +52,7 @@ def test_scaled_linear_matches_scaled_mm(op, m: int, fast_accum: bool) -> None:
         # every 32-term MMA in fp32, so it meets the fp32 bound, and torch._scaled_mm the tensor cores'.
         want = ref.scaled_gemm(xq.data, xq.scale_inv, wq.data, wq.row_scale_inv)
         assert_within_ulp(y, want, torch.bfloat16, what="decode kernel")
-        assert_within_ulp(one, _widened(want, K), torch.bfloat16, what="torch._scaled_mm")
+        assert_within_ulp(one, ref.tensor_core_bound(want, K), torch.bfloat16, what="torch._scaled_mm")
         return
     assert float(_bf16_ulps(y, one).max()) <= 1.0
     per_part = torch.cat([
@@ -131,14 +131,13 @@ def test_quantize_dual_rows_equals_cpu(op, src: torch.dtype, shape: tuple[int, i
     assert_same_fp8(gpu.data_t, cpu.data_t, "data_t")
 
 
-_widened = ref.tensor_core_bound
 
 
 @pytest.mark.parametrize("recipe", FP8_RECIPES)
 @pytest.mark.parametrize("m", [128, 200])
 def test_fp8_linear_forward_backward(op, recipe: str, m: int) -> None:
     """Against the emulation. Hopper's FP8 tensor cores keep about 14 bits of their partial sums, so the
-    accumulation bound is theirs (``_widened``), not fp32's."""
+    accumulation bound is theirs (``_fp8_ref.tensor_core_bound``), not fp32's."""
     x, parts = _problem(m, seed=3)
     x.requires_grad_()
     ws = [p.float().requires_grad_() for p in parts]
@@ -147,14 +146,14 @@ def test_fp8_linear_forward_backward(op, recipe: str, m: int) -> None:
     dy = ref.fresh(*y.shape, dtype=torch.bfloat16, device="cuda")
     y.backward(dy)
     want = ref.fp8_linear(x.cpu(), [w.cpu() for w in ws], [b.cpu() for b in bs], recipe, dy=dy.cpu())
-    assert_within_ulp(y, _widened(want.y, K), torch.bfloat16, what="forward")
-    assert_within_ulp(x.grad, _widened(want.dx, sum(ROWS)), torch.bfloat16, what="dx")
+    assert_within_ulp(y, ref.tensor_core_bound(want.y, K), torch.bfloat16, what="forward")
+    assert_within_ulp(x.grad, ref.tensor_core_bound(want.dx, sum(ROWS)), torch.bfloat16, what="dx")
     offsets = [0, 256, 320, 384]
     for i, w in enumerate(ws):
         block = slice(offsets[i], offsets[i + 1])
         dtype = torch.bfloat16 if recipe == "rowwise_with_gw_hp" else torch.float32
-        assert_within_ulp(w.grad.to(dtype), _widened(ref.Gemm(want.dw.exact[block], want.dw.bound[block]), m),
-                          dtype, what=f"dw[{i}]")
+        part = ref.Gemm(want.dw.exact[block], want.dw.bound[block])
+        assert_within_ulp(w.grad.to(dtype), ref.tensor_core_bound(part, m), dtype, what=f"dw[{i}]")
 
 
 def test_cuda_graph_capture_and_replay(op) -> None:
@@ -215,7 +214,7 @@ def test_decode_scaled_linear(op, m: int, scaling: str, out_dtype: torch.dtype) 
                                out_dtype=torch.bfloat16)
         want = ref.scaled_gemm(xs, xq.scale_inv, ws, sw)
         assert_within_ulp(y, want, out_dtype, what="decode kernel, K = 256")
-        assert_within_ulp(one, _widened(want, 256), out_dtype, what="torch._scaled_mm, K = 256")
+        assert_within_ulp(one, ref.tensor_core_bound(want, 256), out_dtype, what="torch._scaled_mm, K = 256")
 
 
 @pytest.mark.parametrize("recipe", FP8_RECIPES)
