@@ -249,3 +249,23 @@ def test_lora_adapters_stay_unnamed(op) -> None:
     assert len(adapters) == 4 and all(p.grad is not None for p in adapters)
     assert all(p.grad.abs().sum() > 0 for n, p in model.named_parameters() if "lora_B" in n)
     assert splitlinear.stats()["regions_matched"] >= 3  # q/k/v, o, gate/up, down bases in FP8
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_reduce_overhead_training_replays_cuda_graphs(op) -> None:
+    """``mode="reduce-overhead"``: the forward and backward of the recipe (quantization, the
+    block-scaled GEMMs) are captured and replayed, each step equal to the eager op."""
+    _skip_unless_sm90("cuda")
+    from splitlinear.cudagraphs import recorded_graph_count
+
+    torch._dynamo.utils.counters.clear()
+    torch.manual_seed(44)
+    model = _QK().cuda()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, backend="splitlinear", fullgraph=True,
+                             options={"fp8": "blockwise", "mode": "reduce-overhead"})
+    for _ in range(4):
+        torch.compiler.cudagraph_mark_step_begin()
+        _check_against_eager(op, compiled, model, ref, torch.randn(256, 256, device="cuda"))
+    assert torch._dynamo.utils.counters["inductor"]["cudagraph_skips"] == 0
+    assert recorded_graph_count() >= 2
