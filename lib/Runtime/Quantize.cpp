@@ -139,8 +139,8 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
   requireSource(src);
   requireFp8("dst", dst);
   bool pow2 = checkScaleRule(scaleRule);
-  requireEnumValue("axis", axis, SLINRT_QUANT_COLS,
-                   "0 = TENSOR, 1 = ROWS or 2 = COLS");
+  requireEnumValue("axis", axis, SLINRT_QUANT_BLOCKS,
+                   "0 = TENSOR, 1 = ROWS, 2 = COLS or 3 = BLOCKS");
   requirePointer(x, "x");
   QuantizeProblem p;
   p.src = src;
@@ -151,6 +151,14 @@ QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
   requirePointer(scaleInv, "scaleInv");
   if (axis == SLINRT_QUANT_TENSOR)
     requirePointer(amax, "amax (the scratch of a tensorwise quantization)");
+  if (axis == SLINRT_QUANT_BLOCKS) {
+    if (p.x.cols % SLINRT_QUANT_BLOCK != 0)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "x has ", p.x.cols,
+            " columns; axis BLOCKS needs a multiple of ", SLINRT_QUANT_BLOCK);
+    if (outT)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT,
+            "outT is not NULL; axis BLOCKS writes out only");
+  }
   p.colScale = colScale;
   p.amax = amax;
   p.scaleInv = scaleInv;

@@ -524,8 +524,13 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
                 " (the output's dtype), got ", b.scalar_type(), " on ",
                 b.device());
   }
-  at::Tensor x2d = flatten2d(input);
-  auto [x8, sx] = quantizeBlocks1x128(x2d, at::kFloat8_e4m3fn, /*pow2=*/false);
+  // The runtime's 1×128 quantization (one launch, the same bytes as
+  // quantizeBlocks1x128): this op is opaque to Inductor, which would
+  // otherwise leave about ten ATen kernels per call.
+  auto [x8, unused, sx] =
+      fp8Quantize(input, at::kFloat8_e4m3fn, "blocks", std::nullopt,
+                  /*writeOut=*/true, /*writeTransposed=*/false,
+                  /*pow2Scales=*/false);
   bool weightsAdjacent = true, scalesAdjacent = true;
   at::Tensor w8 = packedRows(weight, weightsAdjacent);
   at::Tensor sw = packedRows(weightScaleInv, scalesAdjacent);

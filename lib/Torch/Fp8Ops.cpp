@@ -114,8 +114,10 @@ slinrt_quant_axis parseAxis(c10::string_view axis, const char *op) {
     return SLINRT_QUANT_TENSOR;
   if (axis == "rows")
     return SLINRT_QUANT_ROWS;
-  TORCH_CHECK(axis == "cols", op, ": axis must be \"tensor\", \"rows\" or ",
-              "\"cols\", got \"", axis, "\"");
+  if (axis == "blocks")
+    return SLINRT_QUANT_BLOCKS;
+  TORCH_CHECK(axis == "cols", op, ": axis must be \"tensor\", \"rows\", ",
+              "\"cols\" or \"blocks\", got \"", axis, "\"");
   return SLINRT_QUANT_COLS;
 }
 
@@ -257,22 +259,32 @@ splitlinear::fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
   checkQuantizeArgs(input, dtype, op);
   slinrt_quant_axis quantAxis = parseAxis(axis, op);
   SPLITLINEAR_DEVICE_GUARD(input);
+  bool blocks = quantAxis == SLINRT_QUANT_BLOCKS;
+  TORCH_CHECK(!blocks || input.size(-1) % SLINRT_QUANT_BLOCK == 0, op,
+              ": input has K = ", input.size(-1),
+              " features; axis \"blocks\" needs a multiple of ",
+              SLINRT_QUANT_BLOCK);
+  TORCH_CHECK(!blocks || !writeTransposed, op,
+              ": write_transposed is not supported with axis \"blocks\"");
   auto [x, m, k, scale] = quantizeInput(input, colScale, op);
   auto fp8 = input.options().dtype(dtype);
   at::Tensor out = at::empty({writeOut ? m : 0, writeOut ? k : 0}, fp8);
   at::Tensor outT =
       at::empty({writeTransposed ? k : 0, writeTransposed ? m : 0}, fp8);
-  int64_t scales = quantAxis == SLINRT_QUANT_TENSOR ? 1
-                   : quantAxis == SLINRT_QUANT_ROWS ? m
-                                                    : k;
+  // Blocks: [M, K/128] row-major.
+  std::vector<int64_t> scales = {quantAxis == SLINRT_QUANT_TENSOR ? 1
+                                 : quantAxis == SLINRT_QUANT_ROWS ? m
+                                                                  : k};
+  if (blocks)
+    scales = {m, k / SLINRT_QUANT_BLOCK};
   auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor scaleInv = at::empty({scales}, f32);
+  at::Tensor scaleInv = at::empty(scales, f32);
   if (m == 0 || k == 0) {
     // Nothing to quantize: amax 0, so scale 1 (the runtime's convention).
     scaleInv.fill_(1.0);
     return {out, outT, scaleInv};
   }
-  at::Tensor amax = at::empty({scales}, f32);
+  at::Tensor amax = at::empty(scales, f32);
   at::DataPtr workspace;
   slinrt_context *ctx = contextFor(input.device(), op, workspace);
   slinrt_memref2d desc = descriptor2d(x);

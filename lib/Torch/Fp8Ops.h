@@ -79,10 +79,12 @@ Fp8Recipe parseFp8Recipe(c10::string_view name, const char *op);
 
 /// Quantizes `input` ([..., K], float32/float16/bfloat16, flattened to
 /// [M, K]) to `dtype` (float8_e4m3fn or float8_e5m2) with amax along `axis`
-/// ("tensor", "rows", "cols"); with `colScale` (K float32 values) the value
-/// quantized is input[m, k] · colScale[k]. Returns the row-major FP8 copy
-/// (`writeOut`), its transpose [K, M] (`writeTransposed`; empty [0, 0]
-/// tensors when not asked for) and scale_inv (float32, [1], [M] or [K]).
+/// ("tensor", "rows", "cols", or "blocks": 1×128 along each row, K a
+/// multiple of 128); with `colScale` (K float32 values) the value quantized
+/// is input[m, k] · colScale[k]. Returns the row-major FP8 copy
+/// (`writeOut`), its transpose [K, M] (`writeTransposed`, not with "blocks";
+/// empty [0, 0] tensors when not asked for) and scale_inv (float32, [1],
+/// [M], [K], or [M, K/128] for "blocks").
 /// `pow2Scales` rounds each scale down to a power of 2 (SLINRT_SCALE_POW2).
 /// Raises c10::Error naming the argument for a bad dtype, axis or shape.
 std::tuple<at::Tensor, at::Tensor, at::Tensor>

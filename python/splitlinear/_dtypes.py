@@ -62,8 +62,9 @@ FP8_BLOCK = 128
 #: The recipes with per-part (outer-vector) weight scales: K and every part's rows multiples of 16.
 FP8_OUTER_VECTOR_RECIPES: tuple[str, ...] = tuple(r for r in FP8_RECIPES if r not in FP8_BLOCKWISE_RECIPES)
 
-#: Along what ``fp8_quantize`` takes its amax: one scale, one per row or one per column.
-Fp8Axis = Literal["tensor", "rows", "cols"]
+#: Along what ``fp8_quantize`` takes its amax: one scale, one per row, one per column, or one per
+#: 1x128 block along each row.
+Fp8Axis = Literal["tensor", "rows", "cols", "blocks"]
 FP8_AXES: tuple[str, ...] = get_args(Fp8Axis)
 
 #: ``fp8_quantize_dual``'s axis: both copies tensorwise, or the row-major copy per row and the

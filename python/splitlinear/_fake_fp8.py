@@ -104,12 +104,17 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
     _check_fp8_target(dtype, who)
     torch._check(axis in FP8_AXES, lambda: f'{who}: axis must be {_quoted(FP8_AXES)}, got "{axis}"')
     m, k = _rows(input), input.shape[-1]
+    if axis == "blocks":
+        torch._check(k % FP8_BLOCK == 0,
+                     lambda: f'{who}: input has K = {k} features; axis "blocks" needs a multiple of {FP8_BLOCK}')
+        torch._check(not write_transposed,
+                     lambda: f'{who}: write_transposed is not supported with axis "blocks"')
     if col_scale is not None:
         _check_col_scale(col_scale, input, who)
     out = input.new_empty((m, k) if write_out else _EMPTY, dtype=dtype)
     out_t = input.new_empty((k, m) if write_transposed else _EMPTY, dtype=dtype)
-    scales = 1 if axis == "tensor" else m if axis == "rows" else k
-    return out, out_t, input.new_empty((scales,), dtype=torch.float32)
+    scales = (1,) if axis == "tensor" else (m,) if axis == "rows" else (k,) if axis == "cols" else (m, k // FP8_BLOCK)
+    return out, out_t, input.new_empty(scales, dtype=torch.float32)
 
 
 @torch.library.register_fake("splitlinear::fp8_quantize_dual")

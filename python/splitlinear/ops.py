@@ -187,7 +187,8 @@ class Fp8Quantized(NamedTuple):
     data: Tensor
     #: ``[K, M]`` FP8, the transpose (``[0, 0]`` unless ``write_transposed``).
     data_t: Tensor
-    #: float32 ``[1]`` (axis ``"tensor"``), ``[M]`` (``"rows"``) or ``[K]`` (``"cols"``).
+    #: float32 ``[1]`` (axis ``"tensor"``), ``[M]`` (``"rows"``), ``[K]`` (``"cols"``) or
+    #: ``[M, K/128]`` (``"blocks"``).
     scale_inv: Tensor
 
 
@@ -392,11 +393,12 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
 
 def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale: Tensor | None = None,
                  write_out: bool = True, write_transposed: bool = False, pow2_scales: bool = False) -> Fp8Quantized:
-    """Quantizes ``input`` to FP8 with one scale per tensor, row or column.
+    """Quantizes ``input`` to FP8 with one scale per tensor, row, column or 1x128 block.
 
     ``input`` ``[..., K]`` is flattened to ``[M, K]``. ``amax`` is taken over the
-    whole tensor (``axis="tensor"``), each row (``"rows"``) or each column
-    (``"cols"``), then ``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows; with
+    whole tensor (``axis="tensor"``), each row (``"rows"``), each column
+    (``"cols"``) or each block of 128 consecutive elements of a row (``"blocks"``, K a multiple of
+    128: the activations and dY of the ``blockwise`` recipe, DeepSeek-V3's 1x128 tiles), then ``scale = fp8_max / amax`` (1 for amax 0, FLT_MAX where it overflows; with
     ``pow2_scales`` rounded down to a power of 2, torchao's ``round_scales_to_power_of_2``), the FP8 value
     is ``saturate(rne(v * scale))`` and ``scale_inv = 1 / scale``, all in
     float32, where ``v = input[m, k]``, or ``input[m, k] * col_scale[k]`` with
@@ -407,11 +409,11 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
     Args:
         input: float32, float16 or bfloat16, at least 1-D.
         dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
-        axis: ``"tensor"``, ``"rows"`` or ``"cols"``.
+        axis: ``"tensor"``, ``"rows"``, ``"cols"`` or ``"blocks"``.
         col_scale: None, or float32 ``[K]`` on ``input``'s device.
         write_out: write the row-major copy ``[M, K]``.
         write_transposed: write the transposed copy ``[K, M]`` (the K-major
-            operand Hopper's TN-only FP8 GEMM needs).
+            operand Hopper's TN-only FP8 GEMM needs); not with ``"blocks"``.
         pow2_scales: round every scale down to a power of 2 (exact scaling;
             the rowwise recipes' rule).
 
@@ -421,7 +423,8 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
 
     Raises:
         RuntimeError: naming the argument, for a bad dtype, axis or
-            ``col_scale``.
+            ``col_scale``, or with ``"blocks"`` a K that is not a multiple of 128 or
+            ``write_transposed``.
     """
     return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed, pow2_scales))
 

@@ -75,6 +75,27 @@ def test_block_scaled_mm_matches_emulation(op, device: str) -> None:
         assert_within_ulp(y, block_gemm(a8, sa, b8, sb), torch.bfloat16, what=blocks)
 
 
+@pytest.mark.parametrize("pow2", [False, True], ids=["fp32_scales", "pow2_scales"])
+def test_fp8_quantize_blocks_matches_emulation(op, device: str, pow2: bool) -> None:
+    """``fp8_quantize(axis="blocks")`` (the runtime's one-launch 1x128 quantization, which FP8
+    serving with block scales uses) gives the emulation's bytes and scales, a 3-D input flattened;
+    its errors name the argument."""
+    torch.manual_seed(45)
+    # Blocks of very different magnitude, so that a scale shared across blocks would show.
+    x = torch.randn(2, 5, 384, device=device, dtype=torch.bfloat16) * torch.tensor(
+        [1.0, 64.0, 1 / 64], device=device, dtype=torch.bfloat16).repeat_interleave(BLOCK)
+    q, q_t, scale_inv = splitlinear.ops.fp8_quantize(x, torch.float8_e4m3fn, "blocks", pow2_scales=pow2)
+    want_q, want_s = quantize_blocks(x, 1, pow2)
+    assert q.shape == (10, 384) and q_t.numel() == 0 and scale_inv.shape == (10, 3)
+    assert torch.equal(q.cpu().view(torch.uint8), want_q.view(torch.uint8))
+    assert torch.equal(scale_inv.cpu(), want_s)
+    with pytest.raises(RuntimeError, match=r'fp8_quantize: input has K = 200 features; axis "blocks" needs a '
+                                           r'multiple of 128'):
+        splitlinear.ops.fp8_quantize(x[..., :200], torch.float8_e4m3fn, "blocks")
+    with pytest.raises(RuntimeError, match=r'fp8_quantize: write_transposed is not supported with axis "blocks"'):
+        splitlinear.ops.fp8_quantize(x, torch.float8_e4m3fn, "blocks", write_transposed=True)
+
+
 def test_block_scaled_mm_errors(op) -> None:
     a8, sa = quantize_blocks(torch.randn(4, 256), 1, pow2=True)
     b8, sb = quantize_blocks(torch.randn(128, 256), BLOCK, pow2=True)

@@ -730,7 +730,8 @@ void compareQuantize(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,
   int64_t M = x.rows, K = x.cols;
   size_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                   : axis == SLINRT_QUANT_ROWS ? size_t(M)
-                                              : size_t(K);
+                  : axis == SLINRT_QUANT_COLS ? size_t(K)
+                                              : size_t(M * (K / 128));
   std::vector<float> amax(groups), scaleInv(groups);
   Bytes out(size_t(M * K)), outT(size_t(M * K));
   const float *cs = colScale ? colScale->data() : nullptr;
@@ -787,6 +788,33 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeMatchesCPU) {
                             /*withOutT=*/true, SLINRT_SCALE_POW2);
           }
   EXPECT_GT(slinrt_context_counters(gpu).quantizations, 0);
+}
+
+TEST_F(CUDARuntimeTest, Fp8QuantizeBlocksMatchesCPU) {
+  // 1x128 blocks along the rows: aligned rows (16-byte loads), a row stride
+  // with an element offset (scalar loads), block counts that leave the last
+  // warp half idle (M·K/128 odd), and more blocks than one resident wave.
+  std::mt19937_64 rng(1941);
+  for (auto [M, K, pad, offset] :
+       {std::tuple{5, 384, 0, 0}, std::tuple{33, 128, 8, 3},
+        std::tuple{16, 4096, 0, 0}, std::tuple{3001, 1152, 0, 0}})
+    for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
+      for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2})
+        for (bool withColScale : {false, true}) {
+          SCOPED_TRACE(testing::Message()
+                       << dtypeName(src) << " -> " << dtypeName(dst) << " M="
+                       << M << " K=" << K << (withColScale ? " colScale" : ""));
+          TestMatrix x = randomInput(rng, src, M, K, 5.0, pad, offset);
+          std::vector<float> colScale(static_cast<size_t>(K));
+          std::uniform_real_distribution<double> sd(0.01, 4.0);
+          for (float &v : colScale)
+            v = float(sd(rng));
+          const std::vector<float> *cs = withColScale ? &colScale : nullptr;
+          compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_BLOCKS, x, cs,
+                          /*withOutT=*/false);
+          compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_BLOCKS, x, cs,
+                          /*withOutT=*/false, SLINRT_SCALE_POW2);
+        }
 }
 
 TEST_F(CUDARuntimeTest, Fp8QuantizeLongRowsMatchesCPU) {

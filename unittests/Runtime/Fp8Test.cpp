@@ -114,11 +114,16 @@ QuantRef referenceQuantize(slinrt_dtype dst, slinrt_quant_axis axis,
                            bool pow2 = false) {
   int64_t M = x.rows, K = x.cols;
   std::vector<float> v = valuesOf(x, colScale);
+  int64_t perRow = K / SLINRT_QUANT_BLOCK;
   int64_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                    : axis == SLINRT_QUANT_ROWS ? M
-                                               : K;
+                   : axis == SLINRT_QUANT_COLS ? K
+                                               : M * perRow;
   auto groupOf = [&](int64_t m, int64_t k) {
-    return axis == SLINRT_QUANT_TENSOR ? 0 : axis == SLINRT_QUANT_ROWS ? m : k;
+    return axis == SLINRT_QUANT_TENSOR ? 0
+           : axis == SLINRT_QUANT_ROWS ? m
+           : axis == SLINRT_QUANT_COLS ? k
+                                       : m * perRow + k / SLINRT_QUANT_BLOCK;
   };
   std::vector<std::vector<float>> members(static_cast<size_t>(groups));
   for (int64_t m = 0; m < M; ++m)
@@ -145,7 +150,8 @@ QuantRef referenceQuantize(slinrt_dtype dst, slinrt_quant_axis axis,
 const char *axisName(slinrt_quant_axis axis) {
   return axis == SLINRT_QUANT_TENSOR ? "tensor"
          : axis == SLINRT_QUANT_ROWS ? "rows"
-                                     : "cols";
+         : axis == SLINRT_QUANT_COLS ? "cols"
+                                     : "blocks";
 }
 
 TEST(Fp8Quantize, PowerOfTwoScalesRoundDown) {
@@ -240,6 +246,65 @@ TEST(Fp8Quantize, EveryAxisMatchesTheReference) {
             EXPECT_GE(top, (dst == SLINRT_F8E4M3FN ? 0x7E : 0x7B) - 1 -
                                (pow2 ? binade : 0));
           }
+}
+
+TEST(Fp8Quantize, BlocksMatchTheReference) {
+  // 1x128 blocks along the rows: 3 blocks a row, each block with a
+  // magnitude of its own (so that a scale shared across blocks would show).
+  std::mt19937_64 rng(1905);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  const int64_t M = 7, K = 3 * SLINRT_QUANT_BLOCK;
+  for (slinrt_dtype src : kSourceTypes)
+    for (slinrt_dtype dst : kFp8Types)
+      for (bool pow2 : {false, true}) {
+        SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
+                     (pow2 ? ", power-of-2 scales" : ""));
+        TestMatrix x = randomInput(rng, src, M, K, 3.0);
+        std::vector<float> colScale(K);
+        for (int64_t k = 0; k < K; ++k)
+          colScale[k] = float(1 << (2 * (k / SLINRT_QUANT_BLOCK)));
+        QuantRef want = referenceQuantize(dst, SLINRT_QUANT_BLOCKS, x,
+                                          colScale.data(), pow2);
+        ASSERT_EQ(want.amax.size(), size_t(M * 3));
+        std::vector<float> amax(want.amax.size(), -1),
+            scaleInv(want.amax.size(), -1);
+        Bytes out(size_t(M * K), 0xAA);
+        slinrt_quantize_fp8(ctx, src, dst, SLINRT_QUANT_BLOCKS, x.ref(),
+                            colScale.data(), amax.data(), scaleInv.data(),
+                            out.data(), nullptr,
+                            pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
+        ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+            << slinrt_context_error(ctx);
+        EXPECT_TRUE(sameFloats(amax, want.amax));
+        EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
+        EXPECT_TRUE(sameBytes(out, want.out));
+        // The blocks of a row do not share a scale.
+        EXPECT_NE(scaleInv[0], scaleInv[2]);
+      }
+}
+
+TEST(Fp8Quantize, BlocksRejectOtherWidthsAndOutT) {
+  std::mt19937_64 rng(1906);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  std::vector<float> scaleInv(8);
+  Bytes out(4 * 256), outT(4 * 256);
+  TestMatrix odd = randomInput(rng, SLINRT_BF16, 4, 192, 1.0);
+  slinrt_quantize_fp8(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_BLOCKS,
+                      odd.ref(), nullptr, nullptr, scaleInv.data(), out.data(),
+                      nullptr, SLINRT_SCALE_EXACT);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("192 columns"),
+            std::string::npos)
+      << slinrt_context_error(ctx);
+  slinrt_context_clear_error(ctx);
+  TestMatrix x = randomInput(rng, SLINRT_BF16, 4, 256, 1.0);
+  slinrt_quantize_fp8(ctx, SLINRT_BF16, SLINRT_F8E4M3FN, SLINRT_QUANT_BLOCKS,
+                      x.ref(), nullptr, nullptr, scaleInv.data(), out.data(),
+                      outT.data(), SLINRT_SCALE_EXACT);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("outT"),
+            std::string::npos)
+      << slinrt_context_error(ctx);
 }
 
 TEST(Fp8Quantize, OptionalOutputsMayBeNull) {

@@ -74,7 +74,15 @@ typedef enum slinrt_quant_axis {
   /// One per column of x [M, K]: scaleInv has K entries. Used with `outT`
   /// for GEMMs that contract over M (wgrad).
   SLINRT_QUANT_COLS = 2,
+  /// One per 1x128 block along each row of x [M, K] (K a multiple of
+  /// SLINRT_QUANT_BLOCK): scaleInv is [M, K/128] row-major, `outT` must be
+  /// NULL. The activations and dY of the block-scaled recipe (DeepSeek-V3's
+  /// 1x128 tiles; cuBLASLt's VEC128_32F scales).
+  SLINRT_QUANT_BLOCKS = 3,
 } slinrt_quant_axis;
+
+/// The block length of SLINRT_QUANT_BLOCKS: cuBLASLt's VEC128 scale mode.
+#define SLINRT_QUANT_BLOCK 128
 
 /// How a quantization rounds its scales (the last argument of the FP8
 /// quantization functions, passed as int32_t like `axis`).
@@ -302,13 +310,13 @@ SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
 /// Quantizes x [M, K] of dtype `src` (f32, f16, bf16) to `dst` with amax
 /// taken along `axis`, a slinrt_quant_axis value (passed as int32_t, like
 /// the IR entry points' enum arguments, so that an out-of-range value is
-/// checked and recorded, not undefined in C++). With `colScale` (K floats, may be NULL) the value
-/// quantized is x[m, k] · colScale[k] (dgrad folds the weight parts'
-/// scale_inv into dy's columns this way). Writes `amax` (may be NULL) and
-/// `scaleInv` (required): 1 entry (SLINRT_QUANT_TENSOR), M (ROWS) or K
-/// (COLS); `out` [M, K] (may be NULL) and `outT` [K, M] (may be NULL; its
-/// rows are x's columns). Tensorwise takes two launches and uses `amax`
-/// as its scratch, so `amax` is required there.
+/// checked and recorded, not undefined in C++). With `colScale` (K floats, may
+/// be NULL) the value quantized is x[m, k] · colScale[k] (dgrad folds the
+/// weight parts' scale_inv into dy's columns this way). Writes `amax` (may be
+/// NULL) and `scaleInv` (required): 1 entry (SLINRT_QUANT_TENSOR), M (ROWS), K
+/// (COLS) or M·K/128 (BLOCKS); `out` [M, K] (may be NULL) and `outT` [K, M]
+/// (may be NULL; its rows are x's columns). Tensorwise takes two launches and
+/// uses `amax` as its scratch, so `amax` is required there.
 SLINRT_EXPORT void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,
                                        slinrt_dtype dst, int32_t axis,
                                        const slinrt_memref2d *x,

@@ -118,17 +118,33 @@ void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
     using F8 = typename decltype(f)::type;
     const QuantMatrix &x = p.x;
     int64_t M = x.rows, K = x.cols;
-    // One amax per tensor, row or column.
+    // One amax per tensor, row, column or 1x128 block of a row (blocks
+    // numbered row-major: g = r·K/128 + c/128).
+    constexpr int64_t kBlock = SLINRT_QUANT_BLOCK;
+    int64_t blocksPerRow = K / kBlock;
     int64_t groups = p.axis == SLINRT_QUANT_TENSOR ? 1
                      : p.axis == SLINRT_QUANT_ROWS ? M
-                                                   : K;
+                     : p.axis == SLINRT_QUANT_COLS ? K
+                                                   : M * blocksPerRow;
     std::vector<float> scales(static_cast<size_t>(groups));
     for (int64_t g = 0; g < groups; ++g) {
-      uint32_t bits = p.axis == SLINRT_QUANT_TENSOR
-                          ? amaxBits<S>(x, 0, M, 0, K, p.colScale)
-                      : p.axis == SLINRT_QUANT_ROWS
-                          ? amaxBits<S>(x, g, g + 1, 0, K, p.colScale)
-                          : amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
+      uint32_t bits = 0;
+      switch (p.axis) {
+      case SLINRT_QUANT_TENSOR:
+        bits = amaxBits<S>(x, 0, M, 0, K, p.colScale);
+        break;
+      case SLINRT_QUANT_ROWS:
+        bits = amaxBits<S>(x, g, g + 1, 0, K, p.colScale);
+        break;
+      case SLINRT_QUANT_COLS:
+        bits = amaxBits<S>(x, 0, M, g, g + 1, p.colScale);
+        break;
+      case SLINRT_QUANT_BLOCKS: {
+        int64_t r = g / blocksPerRow, c0 = (g % blocksPerRow) * kBlock;
+        bits = amaxBits<S>(x, r, r + 1, c0, c0 + kBlock, p.colScale);
+        break;
+      }
+      }
       float amax = bitCast<float>(bits);
       scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax, p.pow2Scales);
       if (p.amax)
@@ -140,7 +156,9 @@ void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
         [&](int64_t r, int64_t c) {
           return scales[p.axis == SLINRT_QUANT_TENSOR ? 0
                         : p.axis == SLINRT_QUANT_ROWS ? r
-                                                      : c];
+                        : p.axis == SLINRT_QUANT_COLS
+                            ? c
+                            : r * blocksPerRow + c / kBlock];
         },
         static_cast<uint8_t *>(p.out), K, static_cast<uint8_t *>(p.outT), M, 0);
   });

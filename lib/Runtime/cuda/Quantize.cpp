@@ -112,6 +112,11 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
                                  p.scaleInv, out, outT, p.pow2Scales, stream),
               "FP8 row quantization kernel launch");
     return;
+  case SLINRT_QUANT_BLOCKS:
+    checkCuda(launchQuantizeBlocks(p.src, p.dst, x, p.colScale, p.amax,
+                                   p.scaleInv, out, p.pow2Scales, stream),
+              "FP8 1x128 block quantization kernel launch");
+    return;
   case SLINRT_QUANT_COLS:
     checkCuda(launchQuantizeCols(p.src, p.dst, x, p.colScale, p.amax,
                                  p.scaleInv, out, outT, p.pow2Scales, stream),

@@ -89,6 +89,13 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
                                float *amax, float *scaleInv, uint8_t *out,
                                uint8_t *outT, bool pow2Scales,
                                cudaStream_t stream);
+/// x [M, K] (K a multiple of SLINRT_QUANT_BLOCK) in 1×128 blocks along its
+/// rows: out [M, K] (contiguous), scaleInv and amax (may be NULL) [M, K/128]
+/// row-major. One launch.
+cudaError_t launchQuantizeBlocks(slinrt_dtype src, slinrt_dtype dst,
+                                 const Fp8Part &x, const float *colScale,
+                                 float *amax, float *scaleInv, uint8_t *out,
+                                 bool pow2Scales, cudaStream_t stream);
 cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                const Fp8Part &x, const float *colScale,
                                float *amax, float *scaleInv, uint8_t *out,

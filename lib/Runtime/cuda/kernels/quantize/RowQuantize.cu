@@ -3,7 +3,9 @@
 // Quantization with one scale per row: a block per row keeps its row in
 // registers (rows up to kThreads·kVec·kMaxRowVectors elements, twice that for
 // 16-bit types) and prefetches the next one; longer or unaligned rows take a
-// two-pass kernel that rereads the row from cache.
+// two-pass kernel that rereads the row from cache. Quantization in 1×128
+// blocks along the rows (the block-scaled recipe) lives here too: 16 lanes
+// a block.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/kernels/quantize/Common.cuh"
@@ -145,6 +147,56 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// Quantizes x [M, K] in 1×128 blocks along its rows (K a multiple of
+/// SLINRT_QUANT_BLOCK): 16 lanes a block, kVec elements a lane (one 16-byte
+/// load of a 16-bit type), the block's amax by shuffles among the 16; block
+/// (r, b) writes scaleInv[r·K/128 + b]. The loop runs per warp so that both
+/// half-warps reach every shuffle; one past the last block idles through it.
+template <typename S, typename F8>
+__global__ void __launch_bounds__(kThreads)
+    quantizeBlocksKernel(Fp8Part x, const float *colScale, float *amax,
+                         float *scaleInv, uint8_t *out, bool outVectorOk,
+                         bool pow2) {
+  constexpr int kLanes = SLINRT_QUANT_BLOCK / kVec;
+  constexpr int kPerWarp = 32 / kLanes;
+  int64_t perRow = x.cols / SLINRT_QUANT_BLOCK;
+  int64_t total = x.rows * perRow;
+  int lane = threadIdx.x % kLanes;
+  int64_t warp = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / 32;
+  int64_t stride = int64_t(gridDim.x) * kThreads / 32 * kPerWarp;
+  for (int64_t base = warp * kPerWarp; base < total; base += stride) {
+    int64_t b = base + (threadIdx.x % 32) / kLanes;
+    bool live = b < total;
+    int64_t r = live ? b / perRow : 0;
+    int64_t c = live ? (b % perRow) * SLINRT_QUANT_BLOCK + lane * kVec : 0;
+    float v[kVec];
+    if (live)
+      loadRun<S>(x, x.cols, r, c, colScale, x.vectorOk, v);
+    else
+      zeroRun(v);
+    uint32_t best = 0;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      best = max(best, absBits(v[j]));
+#pragma unroll
+    for (int o = kLanes / 2; o > 0; o /= 2)
+      best = max(best, __shfl_xor_sync(0xFFFFFFFFu, best, o));
+    if (!live)
+      continue;
+    float blockAmax = bitCast<float>(best);
+    float scale = fp8Scale(blockAmax, Fp8Format<F8>::kMax, pow2);
+    if (lane == 0) {
+      if (amax)
+        amax[b] = blockAmax;
+      scaleInv[b] = 1.0f / scale;
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      v[j] = v[j] * scale;
+    storeRun(out + r * x.cols + c, encodeVector<F8>(v), kVec, outVectorOk);
+  }
+}
+
 } // namespace quant
 
 using namespace quant;
@@ -193,6 +245,26 @@ cudaError_t launchQuantizeRows(slinrt_dtype src, slinrt_dtype dst,
     return launchKernel(&quantizeRowsKernel<S, F8>, dim3(blocks),
                         dim3(kThreads), stream, x, colScale, amax, scaleInv,
                         out, outVectorOk, outT, pow2Scales);
+  });
+}
+
+cudaError_t launchQuantizeBlocks(slinrt_dtype src, slinrt_dtype dst,
+                                 const Fp8Part &x, const float *colScale,
+                                 float *amax, float *scaleInv, uint8_t *out,
+                                 bool pow2Scales, cudaStream_t stream) {
+  int64_t total = x.rows * (x.cols / SLINRT_QUANT_BLOCK);
+  if (total <= 0 || !out)
+    return cudaSuccess;
+  bool outVectorOk = aligned(out, 8);
+  return dispatchQuant(src, dst, [&](auto s, auto f) {
+    auto kernel = &quantizeBlocksKernel<decltype(s), decltype(f)>;
+    // Two blocks of 128 a warp; at most one resident wave, then the loop.
+    int64_t warps = ceilDiv(total, 32 / (SLINRT_QUANT_BLOCK / kVec));
+    unsigned grid = unsigned(std::max<int64_t>(
+        1, std::min(ceilDiv(warps, kWarps), residentBlocks(kernel))));
+    return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
+                        colScale, amax, scaleInv, out, outVectorOk,
+                        pow2Scales);
   });
 }
 
