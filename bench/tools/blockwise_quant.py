@@ -106,6 +106,9 @@ def main() -> int:
             f = torch.compile(fn)
             ms = time_ms(lambda: f(x), args.reps)
             print(f"  {name:22s} {ms:.3f} ms ({moved / ms / 1e6:.0f} GB/s)")
+        ms = time_ms(lambda: torch.ops.splitlinear.fp8_quantize(x, E4M3, "blocks", None, True, False, True),
+                     args.reps)
+        print(f"  {'rows 1x128, runtime':22s} {ms:.3f} ms ({moved / ms / 1e6:.0f} GB/s)")
     for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
         w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
         for name, fn in (("one reduction", weight_128x128), ("two reductions", weight_128x128_two_stage)):
