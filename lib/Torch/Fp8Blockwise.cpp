@@ -68,9 +68,7 @@ at::Tensor saturate(const at::Tensor &v, at::ScalarType dtype) {
 }
 
 /// `x` [R, blocks·128] in 1×128 blocks along its rows (quantizeBlocks1x128's
-/// rule, in ATen ops that Inductor fuses with the transpose of
-/// quantizeColumns), with the block count given so that a symbolic size
-/// stays exact.
+/// rule), with the block count given so that a symbolic size stays exact.
 std::tuple<at::Tensor, at::Tensor> quantizeRowBlocks(const at::Tensor &x,
                                                      const c10::SymInt &blocks,
                                                      at::ScalarType dtype,
@@ -85,23 +83,24 @@ std::tuple<at::Tensor, at::Tensor> quantizeRowBlocks(const at::Tensor &x,
 
 /// The column-wise quantization of `t` [M, C] for wgrad: tᵀ [C, M'] (M'
 /// = M rounded up to 128 with zero rows) in 1×128 blocks along M,
-/// scale_inv [C, M'/128]. Padded always, by a symbolic amount that may be
-/// 0, and made contiguous before the block view: a branch on M mod 128
-/// would specialize M under dynamic shapes, and the transposed block view
-/// of an unpadded t failed Inductor's CPU code generation where M was a
-/// multiple of 128. Transposed first, then quantized along rows: on the
-/// H100 this took 0.108 / 0.276 ms for [8192, 4096] / [8192, 14336] bf16
-/// against 0.131 / 0.381 ms for block amaxes in t's own layout followed by
-/// a transpose of the FP8 bytes (bench/tools/blockwise_quant.py).
+/// scale_inv [C, M'/128]. The blocks are taken in t's own layout (an amax
+/// over each 128 rows of a column, then the cast), and only the FP8 bytes
+/// and the scales are transposed (docs/Design.md, Measured decisions:
+/// blockwise wgrad copies in the tensor's own layout). Padded always, by a symbolic amount that may be 0: a branch on M mod 128
+/// would specialize M under dynamic shapes.
 std::tuple<at::Tensor, at::Tensor>
 quantizeColumns(const at::Tensor &t, at::ScalarType dtype, bool pow2) {
-  c10::SymInt rows = t.sym_size(0);
+  c10::SymInt rows = t.sym_size(0), cols = t.sym_size(1);
   c10::SymInt blocks = (rows + (kFp8Block - 1)) / kFp8Block;
   // A cat with zeros: constant_pad_nd's fake kernel refuses a symbolic pad.
-  at::Tensor zeros =
-      t.new_zeros_symint({blocks * kFp8Block - rows, t.sym_size(1)});
-  at::Tensor padded = at::cat({t, zeros});
-  return quantizeRowBlocks(padded.t().contiguous(), blocks, dtype, pow2);
+  at::Tensor zeros = t.new_zeros_symint({blocks * kFp8Block - rows, cols});
+  at::Tensor tf = at::cat({t, zeros})
+                      .to(at::kFloat)
+                      .reshape_symint({blocks, kFp8Block, cols});
+  at::Tensor scale = scaleOf(tf.abs().amax(1), fp8Max(dtype), pow2);
+  at::Tensor q = saturate(tf * scale.unsqueeze(1), dtype)
+                     .view_symint({blocks * kFp8Block, cols});
+  return {q.t().contiguous(), scale.reciprocal().t().contiguous()};
 }
 
 bool isFp8(at::ScalarType s) {
@@ -200,14 +199,7 @@ at::Tensor blockScaledMmCuda(const at::Tensor &a, const at::Tensor &aScaleInv,
 std::tuple<at::Tensor, at::Tensor>
 splitlinear::quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype,
                                  bool pow2) {
-  // The runtime's one-launch kernel (fp8_quantize axis "blocks"), through
-  // the dispatcher so that the graph keeps it as one opaque op: Inductor's
-  // own code for these ATen ops read a 14336-wide bf16 row at 478 GB/s on
-  // the H100 (bench/tools/blockwise_quant.py).
-  auto [q, unused, scaleInv] = ops().fp8Quantize.call(
-      x, dtype, "blocks", std::nullopt, /*writeOut=*/true,
-      /*writeTransposed=*/false, pow2);
-  return {q, scaleInv};
+  return quantizeRowBlocks(x, x.sym_size(1) / kFp8Block, dtype, pow2);
 }
 
 std::tuple<at::Tensor, at::Tensor>
@@ -532,8 +524,13 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
                 " (the output's dtype), got ", b.scalar_type(), " on ",
                 b.device());
   }
-  auto [x8, sx] =
-      quantizeBlocks1x128(flatten2d(input), at::kFloat8_e4m3fn, /*pow2=*/false);
+  // The runtime's 1×128 quantization (one launch, the same bytes as
+  // quantizeBlocks1x128): this op is opaque to Inductor, which would
+  // otherwise leave about ten ATen kernels per call.
+  auto [x8, unused, sx] =
+      fp8Quantize(input, at::kFloat8_e4m3fn, "blocks", std::nullopt,
+                  /*writeOut=*/true, /*writeTransposed=*/false,
+                  /*pow2Scales=*/false);
   bool weightsAdjacent = true, scalesAdjacent = true;
   at::Tensor w8 = packedRows(weight, weightsAdjacent);
   at::Tensor sw = packedRows(weightScaleInv, scalesAdjacent);

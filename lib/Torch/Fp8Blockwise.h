@@ -42,8 +42,6 @@ constexpr int64_t kFp8Block = 128;
 /// (1 for an all-zero block, at most FLT_MAX), rounded down to a power of 2
 /// with `pow2`; out = saturate(round(x · scale)). Returns (out [R, C],
 /// scale_inv [R, C/128] float32 = 1 / scale). Symbolic sizes stay symbolic.
-/// One launch of the runtime's kernel (splitlinear.fp8_quantize, axis
-/// "blocks"); the CPU gives the same bytes.
 std::tuple<at::Tensor, at::Tensor>
 quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype, bool pow2);
 
