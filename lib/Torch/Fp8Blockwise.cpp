@@ -86,8 +86,9 @@ std::tuple<at::Tensor, at::Tensor> quantizeRowBlocks(const at::Tensor &x,
 /// scale_inv [C, M'/128]. The blocks are taken in t's own layout (an amax
 /// over each 128 rows of a column, then the cast), and only the FP8 bytes
 /// and the scales are transposed (docs/Design.md, Measured decisions:
-/// blockwise wgrad copies in the tensor's own layout). Padded always, by a symbolic amount that may be 0: a branch on M mod 128
-/// would specialize M under dynamic shapes.
+/// blockwise wgrad copies in the tensor's own layout). Padded always, by a
+/// symbolic amount that may be 0: a branch on M mod 128 would specialize M
+/// under dynamic shapes.
 std::tuple<at::Tensor, at::Tensor>
 quantizeColumns(const at::Tensor &t, at::ScalarType dtype, bool pow2) {
   c10::SymInt rows = t.sym_size(0), cols = t.sym_size(1);
