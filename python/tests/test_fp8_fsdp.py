@@ -1,6 +1,7 @@
 """Backend option ``fp8`` under FSDP2 (``fully_shard`` + ``pack_fsdp_parameters``), two CPU ranks on gloo.
 
-Each rank trains a tiny float32 Llama with ``fp8="tensorwise"`` on its own batch; the
+Each rank trains a tiny float32 Llama with ``fp8="tensorwise"`` (and ``"blockwise"``, with
+sizes that are multiples of 128) on its own batch; the
 reference is the unsharded model compiled the same way, run on every rank's batch, with
 the gradients averaged as FSDP2 averages them. FP8 scales depend only on the (full,
 all-gathered) weights and each batch, so losses are equal and gradients equal up to the
@@ -32,14 +33,21 @@ def _full(t: torch.Tensor) -> torch.Tensor:
     return t.full_tensor() if hasattr(t, "full_tensor") else t
 
 
-def _worker(reshard_after_forward: bool, cache: bool) -> None:
+#: Sizes the block-scaled recipe takes: K and every part's rows multiples of 128 (q 256, k/v 128).
+BLOCK_CONFIG = {**CONFIG, "hidden_size": 256, "intermediate_size": 256, "head_dim": 64}
+
+
+def _worker(reshard_after_forward: bool, cache: bool, recipe: str = "tensorwise") -> None:
     from torch.distributed.fsdp import fully_shard
 
-    options = {**OPTIONS, "fp8_weight_cache": True} if cache else OPTIONS  # off: the default
+    options = {**OPTIONS, "fp8": recipe}
+    if cache:
+        options["fp8_weight_cache"] = True  # off: the default
+    config = BLOCK_CONFIG if recipe == "blockwise" else CONFIG
 
     rank = dist.get_rank()
     torch.manual_seed(7)
-    reference = transformers.LlamaForCausalLM(transformers.LlamaConfig(**CONFIG))
+    reference = transformers.LlamaForCausalLM(transformers.LlamaConfig(**config))
     model = copy.deepcopy(reference)
     mesh = cpu_mesh()
     for layer in model.model.layers:
@@ -51,17 +59,27 @@ def _worker(reshard_after_forward: bool, cache: bool) -> None:
     opts = [torch.optim.AdamW(m.parameters(), lr=1e-2) for m in (reference, model)]
     for step in range(3):
         g = torch.Generator().manual_seed(100 + step)
-        batches = [torch.randint(0, CONFIG["vocab_size"], (2, 16), generator=g) for _ in range(2)]
+        batches = [torch.randint(0, config["vocab_size"], (2, 16), generator=g) for _ in range(2)]
         ref_losses = [compiled_ref(input_ids=ids, labels=ids, use_cache=False).loss for ids in batches]
         torch.stack(ref_losses).mean().backward()
         splitlinear.reset_stats()
-        loss = compiled(input_ids=batches[rank], labels=batches[rank], use_cache=False).loss
+        out = compiled(input_ids=batches[rank], labels=batches[rank], use_cache=False)
+        loss = out.loss
         if not cache:
             # Regression: the cache, then on by default, kept W8 and W8ᵀ of every layer's all-gathered
             # weights (2 bytes per unsharded element) through the backward, and never hit.
             assert splitlinear.ops.fp8_weight_cache_info()["bytes"] == 0
+        if step == 0:
+            # q/k/v, o, gate/up and down of both layers in FP8 (lm_head stays bf16 by default): the
+            # logits are FP8's, far from the float32 model's (a reordered float32 sum moves them ~1e-6).
+            assert splitlinear.stats()["regions_matched"] >= 4
+            with torch.no_grad():
+                plain = reference(input_ids=batches[rank], use_cache=False).logits
+            gap = ((out.logits.detach() - plain).abs().max() / plain.abs().max()).item()
+            assert gap > 1e-3, f"logits within {gap:.1e} of float32: FP8 did not run"
         loss.backward()
-        assert splitlinear.stats()["scaled_views"] > 0  # the FP8 GEMMs ran
+        if recipe != "blockwise":
+            assert splitlinear.stats()["scaled_views"] > 0  # the FP8 GEMMs ran
         torch.testing.assert_close(loss, ref_losses[rank].detach(), rtol=0, atol=0)
         for (name, p_ref), p in zip(reference.named_parameters(), model.parameters()):
             if p_ref.grad is None:
@@ -81,3 +99,10 @@ def test_fp8_training_under_fsdp2_matches_unsharded(op: object, tmp_path: Path, 
     """With the weight cache on, it must not serve a stale cast; with it off (the default), no FP8
     weight is kept past the forward."""
     spawn(_worker, tmp_path, reshard_after_forward, cache)
+
+
+def test_blockwise_training_under_fsdp2_matches_unsharded(op: object, tmp_path: Path) -> None:
+    """``fp8="blockwise"`` (1x128 activation blocks, 128x128 weight blocks per part) on the
+    all-gathered weights: losses equal to the unsharded model's, gradients up to the order of the
+    cross-rank sum."""
+    spawn(_worker, tmp_path, True, False, "blockwise")
