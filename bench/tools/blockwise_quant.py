@@ -13,11 +13,14 @@ transpose of the FP8 bytes). GPU medians over ``--reps`` runs, CUDA events.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import cuda_time_ms  # noqa: E402
 
 E4M3 = torch.float8_e4m3fn
 MAX = 448.0
@@ -72,17 +75,8 @@ def weight_128x128_two_stage(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
 
 
 def time_ms(fn: Callable[[], object], reps: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    """Median CUDA-event time of one call (3 warm-up calls)."""
+    return cuda_time_ms(fn, warmup=3, reps=reps, batch=1)
 
 
 def main() -> int:
