@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from ._logging import logger
+from ._logging import logger, user_stacklevel
 
 #: Sibling projections found by default (children of one module, in this order).
 DEFAULT_SIBLINGS: tuple[tuple[str, ...], ...] = (
@@ -192,7 +192,7 @@ def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
     _warned.add(key)
     message = (f"splitlinear: packed group {list(group)} is not adjacent in memory ({reason}); its fused "
                f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
-    warnings.warn(message, stacklevel=3)
+    warnings.warn(message, stacklevel=user_stacklevel())
     logger.warning("%s", message)
 
 

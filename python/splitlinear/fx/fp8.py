@@ -35,6 +35,7 @@ import torch.fx as fx
 from torch import Tensor
 
 from .._dtypes import FP8_BLOCK, FP8_BLOCKWISE_RECIPES, FP8_HIGH_PRECISION_DTYPES, Fp8Recipe
+from .._logging import user_stacklevel
 from ..options import FP8_FILTER_OPTION, SplitLinearOptions, fp8_filter_allows
 from .model import LinearFn, LinearSite, Region, node_tensor
 from .plan import is_adapter_site
@@ -250,5 +251,5 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
         warnings.warn(f"splitlinear: fp8={recipe!r} needs K and every weight part's rows to be multiples of "
                       f"{FP8_BLOCK} (no 128x128 block may cross a part); these linears stay in their precision: "
                       f"{'; '.join(not_blocks)}. Exclude them with option fp8_filter to silence this.",
-                      stacklevel=2)
+                      stacklevel=user_stacklevel())
     return Fp8Assignment(fp8, plain, skipped)
