@@ -110,6 +110,10 @@ def main() -> int:
             ms = time_ms(lambda: f(w), args.reps)
             print(f"W [{n}, {k}] 128x128 + transposed copy, {name}: {ms:.3f} ms "
                   f"({w.numel() * 4 / ms / 1e6:.0f} GB/s)")
+        parts = [w[: n // 2], w[n // 2:]]  # adjacent row blocks, as pack_parameters leaves them
+        ms = time_ms(lambda: torch.ops.splitlinear.fp8_quantize_weight_blocks(parts, E4M3, True, True, True),
+                     args.reps)
+        print(f"W [{n}, {k}] 128x128 + transposed copy, runtime: {ms:.3f} ms ({w.numel() * 4 / ms / 1e6:.0f} GB/s)")
     for m, n, k in ((TOKENS, 6144, 4096), (TOKENS, 28672, 4096), (TOKENS, 4096, 14336), (6144, 4096, TOKENS),
                     (28672, 4096, TOKENS)):
         a = torch.randn(m, k, device=dev).to(E4M3)

@@ -130,6 +130,35 @@ PartsProblem slinrt::makeCastPartsProblem(
   return p;
 }
 
+PartsProblem slinrt::makeBlockPartsProblem(slinrt_dtype src, slinrt_dtype dst,
+                                           int64_t numParts,
+                                           const slinrt_memref2d *parts,
+                                           float *amax, float *scaleInv,
+                                           void *out, void *outT,
+                                           int32_t scaleRule) {
+  requireFp8("dst", dst);
+  bool pow2 = checkScaleRule(scaleRule);
+  // amax is optional here: checkParts is given a stand-in for it.
+  static const float kNoAmax = 0;
+  PartsProblem p =
+      checkParts(src, numParts, parts, /*sameCols=*/true, &kNoAmax);
+  for (int64_t i = 0; i < numParts; ++i)
+    if (p.parts[i].rows % SLINRT_QUANT_BLOCK != 0 ||
+        p.parts[i].cols % SLINRT_QUANT_BLOCK != 0)
+      raise(SLINRT_ERROR_INVALID_ARGUMENT, "parts[", i, "] is [",
+            p.parts[i].rows, ", ", p.parts[i].cols,
+            "]; 128x128 blocks need both multiples of ", SLINRT_QUANT_BLOCK);
+  if (p.totalRows > 0 && p.cols > 0)
+    requirePointer(scaleInv, "scaleInv");
+  p.dst = dst;
+  p.amax = amax;
+  p.scaleInv = scaleInv;
+  p.out = out;
+  p.outT = outT;
+  p.pow2Scales = pow2;
+  return p;
+}
+
 QuantizeProblem slinrt::makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                             int32_t axis,
                                             const slinrt_memref2d *x,
@@ -359,6 +388,20 @@ void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
                                     scaleInv, rowScaleInv, scaleRule);
       },
       cpu::castParts, SLINRT_CUDA_FN(cuda::castParts));
+}
+
+void slinrt_quantize_fp8_blocks_parts(slinrt_context *ctx, slinrt_dtype src,
+                                      slinrt_dtype dst, int64_t numParts,
+                                      const slinrt_memref2d *parts, float *amax,
+                                      float *scaleInv, void *out, void *outT,
+                                      int32_t scaleRule) {
+  runQuantization(
+      ctx, "slinrt_quantize_fp8_blocks_parts",
+      [&] {
+        return makeBlockPartsProblem(src, dst, numParts, parts, amax, scaleInv,
+                                     out, outT, scaleRule);
+      },
+      cpu::quantizeBlockParts, SLINRT_CUDA_FN(cuda::quantizeBlockParts));
 }
 
 void slinrt_quantize_fp8(slinrt_context *ctx, slinrt_dtype src,

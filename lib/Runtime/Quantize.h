@@ -81,6 +81,13 @@ PartsProblem makeCastPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                   const float *amax, void *out, void *outT,
                                   float *scaleInv, float *rowScaleInv,
                                   int32_t scaleRule);
+/// slinrt_quantize_fp8_blocks_parts: the parts (rows and K multiples of
+/// 128), amax (optional, PartsProblem::amax), scaleInv, out, outT.
+PartsProblem makeBlockPartsProblem(slinrt_dtype src, slinrt_dtype dst,
+                                   int64_t numParts,
+                                   const slinrt_memref2d *parts, float *amax,
+                                   float *scaleInv, void *out, void *outT,
+                                   int32_t scaleRule);
 QuantizeProblem makeQuantizeProblem(slinrt_dtype src, slinrt_dtype dst,
                                     int32_t axis, const slinrt_memref2d *x,
                                     const float *colScale, float *amax,

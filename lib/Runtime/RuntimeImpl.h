@@ -309,7 +309,8 @@ struct QuantizeProblem;   // Quantize.h
 /// (makeGemmProblem, viewOf) and dispatch on the context's Target.
 ///  * gemm: row-major D = op(A) op(B) (+ epilogue), on the context's stream;
 ///  * copy: dst = convert(src), elementwise (FP8 only to the same type);
-///  * scaledGemm, amaxParts, castParts, quantize: the FP8 GEMM and the
+///  * scaledGemm, amaxParts, castParts, quantize, quantizeBlockParts: the
+///    FP8 GEMM and the
 ///    quantization functions of Runtime.h, on validated problems;
 ///  * defaultAlloc / defaultFree: the default allocator callbacks (CPU:
 ///    256-byte aligned host memory; CUDA: cudaMallocAsync on the stream).
@@ -319,6 +320,7 @@ struct QuantizeProblem;   // Quantize.h
   void amaxParts(slinrt_context &ctx, const PartsProblem &p);                  \
   void castParts(slinrt_context &ctx, const PartsProblem &p);                  \
   void quantize(slinrt_context &ctx, const QuantizeProblem &p);                \
+  void quantizeBlockParts(slinrt_context &ctx, const PartsProblem &p);         \
   void copy(slinrt_context &ctx, slinrt_dtype srcType, slinrt_dtype dstType,   \
             const View2D &src, const View2D &dst);                             \
   void *defaultAlloc(void *user, size_t bytes, int device, void *stream);      \

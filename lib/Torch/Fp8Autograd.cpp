@@ -309,6 +309,8 @@ TORCH_LIBRARY_IMPL(splitlinear, Autograd, m) {
          torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_cast_parts", torch::autograd::autogradNotImplementedFallback());
   m.impl("scaled_linear", torch::autograd::autogradNotImplementedFallback());
+  m.impl("fp8_quantize_weight_blocks",
+         torch::autograd::autogradNotImplementedFallback());
   m.impl("block_scaled_mm", torch::autograd::autogradNotImplementedFallback());
   m.impl("fp8_serving_linear",
          torch::autograd::autogradNotImplementedFallback());

@@ -397,6 +397,54 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   return {w8, w8T, scaleInv, rowScaleInv};
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+splitlinear::fp8QuantizeWeightBlocks(at::TensorList weight,
+                                     at::ScalarType dtype, bool writeOut,
+                                     bool writeTransposed, bool pow2Scales) {
+  constexpr const char *op = "splitlinear.fp8_quantize_weight_blocks";
+  TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one part");
+  checkFp8Target(dtype, op);
+  const at::Tensor &first = weight[0];
+  TORCH_CHECK(first.defined() && first.dim() == 2, op,
+              ": weight[0] must be 2-D [N_0, K]");
+  int64_t k = first.size(1);
+  int64_t n =
+      checkParts(weight, "weight", PartType::HighPrecision, first.device(), k,
+                 "weight[0]", /*rowsOf16=*/false, op);
+  for (size_t i = 0; i < weight.size(); ++i)
+    TORCH_CHECK(weight[i].size(0) % SLINRT_QUANT_BLOCK == 0 &&
+                    k % SLINRT_QUANT_BLOCK == 0,
+                op, ": weight[", i, "] is ", weight[i].sizes(),
+                "; 128x128 blocks need both sizes multiples of ",
+                SLINRT_QUANT_BLOCK);
+  std::vector<at::Tensor> dense;
+  std::vector<slinrt_memref2d> descs;
+  for (const at::Tensor &p : weight) {
+    dense.push_back(rowMajor(p));
+    descs.push_back(descriptor2d(dense.back()));
+  }
+  SPLITLINEAR_DEVICE_GUARD(first);
+  auto fp8 = first.options().dtype(dtype);
+  at::Tensor out = at::empty({writeOut ? n : 0, writeOut ? k : 0}, fp8);
+  at::Tensor outT =
+      at::empty({writeTransposed ? k : 0, writeTransposed ? n : 0}, fp8);
+  at::Tensor scaleInv =
+      at::empty({n / SLINRT_QUANT_BLOCK, k / SLINRT_QUANT_BLOCK},
+                first.options().dtype(at::kFloat));
+  if (n == 0 || k == 0)
+    return {out, outT, scaleInv};
+  at::DataPtr workspace;
+  slinrt_context *ctx = contextFor(first.device(), op, workspace);
+  slinrt_quantize_fp8_blocks_parts(
+      ctx, static_cast<slinrt_dtype>(dtypeCode(first.scalar_type())),
+      static_cast<slinrt_dtype>(fp8DtypeCode(dtype)),
+      static_cast<int64_t>(weight.size()), descs.data(), /*amax=*/nullptr,
+      floatData(scaleInv), writeOut ? bytes(out) : nullptr,
+      writeTransposed ? bytes(outT) : nullptr, scaleRule(pow2Scales));
+  checkContext(ctx, op);
+  return {out, outT, scaleInv};
+}
+
 //===----------------------------------------------------------------------===//
 // scaled_linear
 //===----------------------------------------------------------------------===//

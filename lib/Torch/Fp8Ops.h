@@ -122,6 +122,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
 fp8CastParts(at::TensorList parts, at::ScalarType dtype, bool writeTransposed,
              bool cache, bool pow2Scales);
 
+/// `fp8_quantize_weight_blocks`: weight parts [N_i, K] (one float dtype, one
+/// device; N_i and K multiples of 128) as one [N, K] tensor in 128×128
+/// blocks, read in place (no block crosses a part), with the scale rule of
+/// the block-scaled recipe (scale = fp8_max / amax of the block, rounded
+/// down to a power of 2 with `pow2Scales`). One launch per part on CUDA, no
+/// host sync. Returns (out [N, K] or [0, 0] unless `writeOut`, outᵀ [K, N]
+/// or [0, 0] unless `writeTransposed`, scale_inv [N/128, K/128] float32).
+/// Raises c10::Error naming the part for a bad shape, dtype or device.
+std::tuple<at::Tensor, at::Tensor, at::Tensor>
+fp8QuantizeWeightBlocks(at::TensorList weight, at::ScalarType dtype,
+                        bool writeOut, bool writeTransposed, bool pow2Scales);
+
 /// y [..., N] = sx · ŝ · (input · concat(weight)ᵀ) (+ concat(bias)) in
 /// `outDtype` (float32, float16, bfloat16): `input` [..., K] FP8,
 /// `inputScaleInv` float32 [1] or [M], `weight` FP8 parts [N_i, K] of one

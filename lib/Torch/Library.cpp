@@ -47,6 +47,9 @@ TORCH_LIBRARY(splitlinear, m) {
         "Tensor[] weight_scale_inv, Tensor[]? bias=None, str axis=\"rows\", "
         "ScalarType? out_dtype=None, bool fast_accum=False, "
         "Tensor? input_scale_inv=None) -> Tensor");
+  m.def("fp8_quantize_weight_blocks(Tensor[] weight, ScalarType dtype, "
+        "bool write_out=True, bool write_transposed=False, "
+        "bool pow2_scales=False) -> (Tensor, Tensor, Tensor)");
   m.def("block_scaled_mm(Tensor a, Tensor a_scale_inv, Tensor b, "
         "Tensor b_scale_inv, str b_blocks=\"128x128\", Tensor? bias=None, "
         "ScalarType out_dtype=bfloat16) -> Tensor");
@@ -71,6 +74,7 @@ void implKernels(torch::Library &m) {
   m.impl("fp8_quantize_dual", &splitlinear::fp8QuantizeDual);
   m.impl("fp8_cast_parts", &splitlinear::fp8CastParts);
   m.impl("scaled_linear", &splitlinear::scaledLinear);
+  m.impl("fp8_quantize_weight_blocks", &splitlinear::fp8QuantizeWeightBlocks);
   m.impl("block_scaled_mm", &splitlinear::blockScaledMm);
   m.impl("fp8_linear", &splitlinear::fp8Linear);
   m.impl("fp8_serving_linear", &splitlinear::fp8ServingLinear);

@@ -117,6 +117,33 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
     return out, out_t, input.new_empty(scales, dtype=torch.float32)
 
 
+@torch.library.register_fake("splitlinear::fp8_quantize_weight_blocks")
+def _fp8_quantize_weight_blocks_fake(weight: Sequence[Tensor], dtype: torch.dtype, write_out: bool = True,
+                                     write_transposed: bool = False,
+                                     pow2_scales: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+    who = "splitlinear.fp8_quantize_weight_blocks"
+    torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one part")
+    _check_fp8_target(dtype, who)
+    first = weight[0]
+    for i, w in enumerate(weight):
+        torch._check(w.dim() == 2, lambda: f"{who}: weight[{i}] must be a 2-D tensor [N_i, K]")
+        torch._check(w.shape[0] % FP8_BLOCK == 0 and w.shape[1] % FP8_BLOCK == 0,
+                     lambda: f"{who}: weight[{i}] is {list(w.shape)}; 128x128 blocks need both sizes multiples "
+                             f"of 128")
+        torch._check(w.shape[1] == first.shape[1],
+                     lambda: f"{who}: weight[{i}] has {w.shape[1]} columns but weight[0] has "
+                             f"K = {first.shape[1]}")
+        torch._check(w.dtype == first.dtype,
+                     lambda: f"{who}: weight[{i}] has dtype {w.dtype} but weight[0] has {first.dtype}")
+        torch._check(w.device == first.device,
+                     lambda: f"{who}: weight[{i}] is on {w.device} but weight[0] is on {first.device}")
+    _check_high_precision(first.dtype, who, "weight")
+    n, k = sum(w.shape[0] for w in weight), first.shape[1]
+    out = first.new_empty((n, k) if write_out else _EMPTY, dtype=dtype)
+    out_t = first.new_empty((k, n) if write_transposed else _EMPTY, dtype=dtype)
+    return out, out_t, first.new_empty((n // FP8_BLOCK, k // FP8_BLOCK), dtype=torch.float32)
+
+
 @torch.library.register_fake("splitlinear::fp8_quantize_dual")
 def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
                             axis: str = "tensor", pow2_scales: bool = False) -> tuple[Tensor, Tensor, Tensor, Tensor]:

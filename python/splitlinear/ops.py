@@ -223,6 +223,7 @@ class Fp8Parts(NamedTuple):
 _FP8_QUANTIZE = torch.ops.splitlinear.fp8_quantize.default
 _FP8_QUANTIZE_DUAL = torch.ops.splitlinear.fp8_quantize_dual.default
 _FP8_CAST_PARTS = torch.ops.splitlinear.fp8_cast_parts.default
+_FP8_QUANTIZE_WEIGHT_BLOCKS = torch.ops.splitlinear.fp8_quantize_weight_blocks.default
 _SCALED_LINEAR = torch.ops.splitlinear.scaled_linear.default
 _FP8_LINEAR = torch.ops.splitlinear.fp8_linear.default
 _FP8_SERVING_LINEAR = torch.ops.splitlinear.fp8_serving_linear.default
@@ -507,6 +508,42 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
     if not parts:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
     return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache, pow2_scales))
+
+
+def fp8_quantize_weight_blocks(weight: Sequence[Tensor], dtype: torch.dtype = torch.float8_e4m3fn, *,
+                               write_out: bool = True, write_transposed: bool = False,
+                               pow2_scales: bool = True) -> Fp8Quantized:
+    """Quantizes weight parts ``[N_i, K]`` as one ``[ΣN_i, K]`` weight in 128x128 blocks.
+
+    The weight of the ``blockwise`` recipe (DeepSeek-V3's 128x128 blocks, cuBLASLt's
+    ``BLK128x128_32F`` scales): each block gets ``scale = fp8_max / amax`` of its 16384 values (the
+    conventions of :func:`fp8_quantize`; ``pow2_scales`` rounds down to a power of 2, as TE's
+    ``Float8BlockScaling``). Every ``N_i`` is a multiple of 128, so no block crosses a part and each
+    part keeps scales of its own. The parts are read in place (no concatenation), one launch per
+    part on CUDA, no host synchronization. A block of ``data_t`` is the transpose of a block of
+    ``data`` with the same scale (dgrad's operand, without a second rounding).
+
+    Args:
+        weight: one or more 2-D tensors of one dtype (float32, float16 or bfloat16) and device,
+            with the same K; every ``N_i`` and K multiples of 128.
+        dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
+        write_out: write ``[ΣN_i, K]``.
+        write_transposed: write ``[K, ΣN_i]``.
+        pow2_scales: round every scale down to a power of 2.
+
+    Returns:
+        :class:`Fp8Quantized` ``(data, data_t, scale_inv)``, ``scale_inv`` float32
+        ``[ΣN_i/128, K/128]``; copies not asked for are ``[0, 0]`` tensors.
+
+    Raises:
+        TypeError, ValueError: ``weight`` not a list or tuple of tensors (as :func:`linear`).
+        RuntimeError: naming the part, for an empty list, a bad dtype, sizes that are not
+            multiples of 128, or parts of other dtypes, devices or K.
+    """
+    weight = _parts("fp8_quantize_weight_blocks", "weight", weight)
+    if not weight:  # the dispatcher would only say it has no tensor to dispatch on
+        raise RuntimeError("splitlinear.fp8_quantize_weight_blocks: weight must hold at least one part")
+    return Fp8Quantized(*_FP8_QUANTIZE_WEIGHT_BLOCKS(weight, dtype, write_out, write_transposed, pow2_scales))
 
 
 @torch.compiler.disable  # read when called, not once when traced

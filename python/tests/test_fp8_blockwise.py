@@ -96,6 +96,45 @@ def test_fp8_quantize_blocks_matches_emulation(op, device: str, pow2: bool) -> N
         splitlinear.ops.fp8_quantize(x, torch.float8_e4m3fn, "blocks", write_transposed=True)
 
 
+@pytest.mark.parametrize("pow2", [True, False])
+def test_fp8_quantize_weight_blocks_matches_emulation(op, device: str, pow2: bool) -> None:
+    """``fp8_quantize_weight_blocks`` (the runtime's one-launch 128x128 quantization of the weight
+    parts) gives the emulation's bytes and scales, and its transposed copy is the same bytes
+    transposed, for adjacent parts (read in place) and separate ones (one copy); under a fake tensor
+    mode the shapes agree; its errors name the part."""
+    torch.manual_seed(46)
+    # Blocks of very different magnitude, so that a scale shared across blocks would show.
+    packed = torch.randn(384, 256, device=device, dtype=torch.bfloat16) * torch.tensor(
+        [4.0, 1 / 16, 256.0], device=device, dtype=torch.bfloat16).repeat_interleave(BLOCK)[:, None]
+    want_q, want_s = quantize_blocks(packed, BLOCK, pow2)
+    adjacent = [packed[:256], packed[256:]]
+    separate = [p.clone() for p in adjacent]
+    for parts in (adjacent, separate):
+        q, q_t, scale_inv = splitlinear.ops.fp8_quantize_weight_blocks(parts, write_transposed=True,
+                                                                        pow2_scales=pow2)
+        assert q.shape == (384, 256) and q_t.shape == (256, 384) and scale_inv.shape == (3, 2)
+        assert torch.equal(q.cpu().view(torch.uint8), want_q.view(torch.uint8))
+        assert torch.equal(q_t.cpu().view(torch.uint8), want_q.view(torch.uint8).t())
+        assert torch.equal(scale_inv.cpu(), want_s)
+    only_t = torch.ops.splitlinear.fp8_quantize_weight_blocks(adjacent, torch.float8_e4m3fn, False, True, pow2)
+    assert only_t[0].numel() == 0 and torch.equal(only_t[1].cpu().view(torch.uint8), want_q.view(torch.uint8).t())
+    with torch._subclasses.FakeTensorMode() as mode:
+        fake = torch.ops.splitlinear.fp8_quantize_weight_blocks([mode.from_tensor(p) for p in adjacent],
+                                                                torch.float8_e4m3fn, True, False, pow2)
+    assert [tuple(t.shape) for t in fake] == [(384, 256), (0, 0), (3, 2)]
+    with pytest.raises(TypeError, match="weight"):
+        splitlinear.ops.fp8_quantize_weight_blocks(packed)
+    with pytest.raises(RuntimeError, match=r"fp8_quantize_weight_blocks: weight\[1\] is \[64, 256\]; 128x128 blocks "
+                                           r"need both sizes multiples of 128"):
+        torch.ops.splitlinear.fp8_quantize_weight_blocks([packed[:128], packed[128:192]], torch.float8_e4m3fn,
+                                                         True, False, pow2)
+    with pytest.raises(RuntimeError, match=r"fp8_quantize_weight_blocks: weight\[1\] has 128 columns but weight\[0\] "
+                                           r"has K = 256"):
+        torch.ops.splitlinear.fp8_quantize_weight_blocks([packed[:128], packed[:128, :128]], torch.float8_e4m3fn,
+                                                         True, False, pow2)
+
+
+
 def test_block_scaled_mm_errors(op) -> None:
     a8, sa = quantize_blocks(torch.randn(4, 256), 1, pow2=True)
     b8, sb = quantize_blocks(torch.randn(128, 256), BLOCK, pow2=True)

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdlib>
 #include <iterator>
 #include <memory>
@@ -814,6 +815,58 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeBlocksMatchesCPU) {
                           /*withOutT=*/false);
           compareQuantize(gpu, cpu, src, dst, SLINRT_QUANT_BLOCKS, x, cs,
                           /*withOutT=*/false, SLINRT_SCALE_POW2);
+        }
+}
+
+TEST_F(CUDARuntimeTest, Fp8QuantizeBlockPartsMatchesCPU) {
+  // 128x128 blocks of the parts of one matrix (its first 128 rows, then the
+  // rest), with both copies and with out alone: aligned rows, a row stride
+  // with an element offset (scalar loads), several blocks a row, and
+  // Llama-3-8B's q/k/v weight (q, then k and v).
+  std::mt19937_64 rng(1947);
+  for (auto [M, K, pad, offset] :
+       {std::tuple{256, 128, 0, 0}, std::tuple{384, 256, 8, 3},
+        std::tuple{256, 1152, 0, 0}, std::tuple{6144, 4096, 0, 0}})
+    for (slinrt_dtype src : {SLINRT_F32, SLINRT_BF16})
+      for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2})
+        for (bool withOutT : {true, false}) {
+          SCOPED_TRACE(testing::Message()
+                       << dtypeName(src) << " -> " << dtypeName(dst) << " M="
+                       << M << " K=" << K << (withOutT ? " outT" : ""));
+          TestMatrix x = randomInput(rng, src, M, K, 5.0, pad, offset);
+          int32_t rule = withOutT ? SLINRT_SCALE_EXACT : SLINRT_SCALE_POW2;
+          int64_t split = M == 6144 ? 4096 : 128;
+          size_t blocks = size_t(M / 128 * (K / 128));
+          auto partsOf = [&](const slinrt_memref2d &whole) {
+            std::array<slinrt_memref2d, 2> parts = {whole, whole};
+            parts[0].sizes[0] = split;
+            parts[1].sizes[0] = M - split;
+            parts[1].offset += split * whole.strides[0];
+            return parts;
+          };
+          auto hostParts = partsOf(*x.ref());
+          std::vector<float> amax(blocks), scaleInv(blocks);
+          Bytes out(size_t(M * K)), outT(size_t(M * K));
+          slinrt_quantize_fp8_blocks_parts(
+              cpu, src, dst, 2, hostParts.data(), amax.data(), scaleInv.data(),
+              out.data(), withOutT ? outT.data() : nullptr, rule);
+          ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
+              << slinrt_context_error(cpu);
+          DeviceMirror dx(x);
+          auto deviceParts = partsOf(dx.desc2);
+          DeviceBuffer<float> dAmax(blocks), dScaleInv(blocks);
+          DeviceBuffer<uint8_t> dOut(out.size()), dOutT(out.size());
+          slinrt_quantize_fp8_blocks_parts(
+              gpu, src, dst, 2, deviceParts.data(), dAmax.get(),
+              dScaleInv.get(), dOut.get(), withOutT ? dOutT.get() : nullptr,
+              rule);
+          ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+              << slinrt_context_error(gpu);
+          EXPECT_TRUE(sameFloats(dAmax.download(), amax));
+          EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
+          EXPECT_TRUE(sameBytes(dOut.download(), out));
+          if (withOutT)
+            EXPECT_TRUE(sameBytes(dOutT.download(), outT));
         }
 }
 

@@ -109,21 +109,25 @@ struct QuantRef {
   Bytes out, outT;
 };
 
+/// With `square`, axis BLOCKS stands for 128x128 blocks
+/// (slinrt_quantize_fp8_blocks_parts).
 QuantRef referenceQuantize(slinrt_dtype dst, slinrt_quant_axis axis,
                            const TestMatrix &x, const float *colScale,
-                           bool pow2 = false) {
+                           bool pow2 = false, bool square = false) {
   int64_t M = x.rows, K = x.cols;
   std::vector<float> v = valuesOf(x, colScale);
   int64_t perRow = K / SLINRT_QUANT_BLOCK;
   int64_t groups = axis == SLINRT_QUANT_TENSOR ? 1
                    : axis == SLINRT_QUANT_ROWS ? M
                    : axis == SLINRT_QUANT_COLS ? K
+                   : square                    ? M / SLINRT_QUANT_BLOCK * perRow
                                                : M * perRow;
   auto groupOf = [&](int64_t m, int64_t k) {
+    int64_t row = square ? m / SLINRT_QUANT_BLOCK : m;
     return axis == SLINRT_QUANT_TENSOR ? 0
            : axis == SLINRT_QUANT_ROWS ? m
            : axis == SLINRT_QUANT_COLS ? k
-                                       : m * perRow + k / SLINRT_QUANT_BLOCK;
+                                       : row * perRow + k / SLINRT_QUANT_BLOCK;
   };
   std::vector<std::vector<float>> members(static_cast<size_t>(groups));
   for (int64_t m = 0; m < M; ++m)
@@ -280,6 +284,54 @@ TEST(Fp8Quantize, BlocksMatchTheReference) {
         EXPECT_TRUE(sameBytes(out, want.out));
         // The blocks of a row do not share a scale.
         EXPECT_NE(scaleInv[0], scaleInv[2]);
+      }
+}
+
+TEST(Fp8Quantize, BlockPartsMatchTheReference) {
+  // 128x128 blocks of two parts (128 and 256 rows of one 384 x 384 matrix,
+  // passed as separate descriptors), each block with a magnitude of its own;
+  // both copies written, then each alone.
+  std::mt19937_64 rng(1907);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  const int64_t M = 3 * SLINRT_QUANT_BLOCK, K = 3 * SLINRT_QUANT_BLOCK;
+  for (slinrt_dtype src : kSourceTypes)
+    for (slinrt_dtype dst : kFp8Types)
+      for (bool pow2 : {false, true}) {
+        SCOPED_TRACE(std::string(dtypeName(src)) + " -> " + dtypeName(dst) +
+                     (pow2 ? ", power-of-2 scales" : ""));
+        TestMatrix x = randomInput(rng, src, M, K, 3.0);
+        std::vector<float> v = valuesOf(x, nullptr);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t k = 0; k < K; ++k)
+            x.set(m, k, v[m * K + k] * float(1 << (2 * (k / 128) + m / 128)));
+        QuantRef want = referenceQuantize(dst, SLINRT_QUANT_BLOCKS, x, nullptr,
+                                          pow2, /*square=*/true);
+        ASSERT_EQ(want.amax.size(), size_t(9));
+        slinrt_memref2d parts[2] = {*x.ref(), *x.ref()};
+        parts[0].sizes[0] = 128;
+        parts[1].sizes[0] = 256;
+        parts[1].offset += 128 * parts[1].strides[0];
+        for (bool withOut : {true, false})
+          for (bool withOutT : {true, false}) {
+            std::vector<float> amax(9, -1), scaleInv(9, -1);
+            Bytes out(size_t(M * K), 0xAA), outT(size_t(M * K), 0xAA);
+            slinrt_quantize_fp8_blocks_parts(
+                ctx, src, dst, 2, parts, amax.data(), scaleInv.data(),
+                withOut ? out.data() : nullptr,
+                withOutT ? outT.data() : nullptr,
+                pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
+            ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+                << slinrt_context_error(ctx);
+            EXPECT_TRUE(sameFloats(amax, want.amax));
+            EXPECT_TRUE(sameFloats(scaleInv, want.scaleInv));
+            if (withOut)
+              EXPECT_TRUE(sameBytes(out, want.out));
+            if (withOutT)
+              EXPECT_TRUE(sameBytes(outT, want.outT));
+          }
+        // The blocks do not share a scale.
+        EXPECT_NE(want.scaleInv[0], want.scaleInv[1]);
+        EXPECT_NE(want.scaleInv[0], want.scaleInv[3]);
       }
 }
 
@@ -584,6 +636,18 @@ TEST(Fp8Quantize, BadInputsNameTheOperand) {
                       outT.data(), SLINRT_SCALE_EXACT);
   expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT,
               "outT is not NULL; axis BLOCKS writes out only");
+  slinrt_quantize_fp8_blocks_parts(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1,
+                                   blockRow.ref(), nullptr, scaleInv,
+                                   out.data(), nullptr, SLINRT_SCALE_EXACT);
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT,
+              "parts[0] is [1, 128]; 128x128 blocks need both multiples of "
+              "128");
+  TestMatrix block = TestMatrix::rowMajor(SLINRT_F32, 128, 128);
+  block.fillBuffer(1.0);
+  slinrt_quantize_fp8_blocks_parts(ctx, SLINRT_F32, SLINRT_F8E4M3FN, 1,
+                                   block.ref(), nullptr, nullptr, out.data(),
+                                   nullptr, SLINRT_SCALE_EXACT);
+  expectError(ctx, SLINRT_ERROR_INVALID_ARGUMENT, "scaleInv is NULL");
 
   // Parts.
   TestMatrix wide = TestMatrix::rowMajor(SLINRT_F32, 2, 32);

@@ -81,7 +81,8 @@ typedef enum slinrt_quant_axis {
   SLINRT_QUANT_BLOCKS = 3,
 } slinrt_quant_axis;
 
-/// The block length of SLINRT_QUANT_BLOCKS: cuBLASLt's VEC128 scale mode.
+/// The block edge of SLINRT_QUANT_BLOCKS and slinrt_quantize_fp8_blocks_parts:
+/// cuBLASLt's VEC128 and BLK128x128 scale modes.
 #define SLINRT_QUANT_BLOCK 128
 
 /// How a quantization rounds its scales (the last argument of the FP8
@@ -306,6 +307,21 @@ SLINRT_EXPORT void slinrt_cast_parts_fp8(slinrt_context *ctx, slinrt_dtype src,
                                          const float *amax, void *out,
                                          void *outT, float *scaleInv,
                                          float *rowScaleInv, int32_t scaleRule);
+
+/// Quantizes `numParts` 2-D parts [N_i, K] of dtype `src` (N_i and K
+/// multiples of SLINRT_QUANT_BLOCK) as one [ΣN_i, K] tensor in 128x128
+/// blocks, each with its own scale (scale rule and rounding as for
+/// slinrt_quantize_fp8), reading the parts in place: the weights of the
+/// block-scaled recipe (DeepSeek-V3's 128x128 blocks; cuBLASLt's
+/// BLK128x128_32F scales). No block crosses a part. `out` [ΣN_i, K] and
+/// `outT` [K, ΣN_i] (dgrad's operand; a block of it is the transpose of a
+/// block of `out`, same scale) may each be NULL; `scaleInv` (required) and
+/// `amax` (may be NULL) get [ΣN_i/128, K/128] entries, row-major. One launch
+/// per part on CUDA.
+SLINRT_EXPORT void slinrt_quantize_fp8_blocks_parts(
+    slinrt_context *ctx, slinrt_dtype src, slinrt_dtype dst, int64_t numParts,
+    const slinrt_memref2d *parts, float *amax, float *scaleInv, void *out,
+    void *outT, int32_t scaleRule);
 
 /// Quantizes x [M, K] of dtype `src` (f32, f16, bf16) to `dst` with amax
 /// taken along `axis`, a slinrt_quant_axis value (passed as int32_t, like

@@ -96,6 +96,39 @@ void cpu::castParts(slinrt_context &, const PartsProblem &p) {
   });
 }
 
+void cpu::quantizeBlockParts(slinrt_context &, const PartsProblem &p) {
+  constexpr int64_t kBlock = SLINRT_QUANT_BLOCK;
+  int64_t perRow = p.cols / kBlock;
+  dispatchQuant(p.src, p.dst, [&](auto s, auto f) {
+    using S = typename decltype(s)::type;
+    using F8 = typename decltype(f)::type;
+    for (size_t i = 0; i < p.parts.size(); ++i) {
+      const QuantMatrix &x = p.parts[i];
+      // Block (br, bc) of the part is block (rowOffset/128 + br, bc) of the
+      // whole: entry `first` + br·K/128 + bc.
+      int64_t first = p.rowOffset[i] / kBlock * perRow;
+      std::vector<float> scales(size_t(x.rows / kBlock * perRow));
+      for (size_t g = 0; g < scales.size(); ++g) {
+        int64_t r0 = int64_t(g) / perRow * kBlock;
+        int64_t c0 = int64_t(g) % perRow * kBlock;
+        float amax = bitCast<float>(
+            amaxBits<S>(x, r0, r0 + kBlock, c0, c0 + kBlock, nullptr));
+        scales[g] = fp8Scale(amax, Fp8Format<F8>::kMax, p.pow2Scales);
+        if (p.amax)
+          p.amax[first + int64_t(g)] = amax;
+        p.scaleInv[first + int64_t(g)] = 1.0f / scales[g];
+      }
+      castBlock<S, F8>(
+          x, nullptr,
+          [&](int64_t r, int64_t c) {
+            return scales[size_t(r / kBlock * perRow + c / kBlock)];
+          },
+          static_cast<uint8_t *>(p.out), p.cols, static_cast<uint8_t *>(p.outT),
+          p.totalRows, p.rowOffset[i]);
+    }
+  });
+}
+
 void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   if (p.dual) {
     // The two quantizations the dual one stands for: tensorwise twice, or

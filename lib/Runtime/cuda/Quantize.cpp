@@ -71,6 +71,25 @@ void cuda::castParts(slinrt_context &ctx, const PartsProblem &p) {
             "FP8 cast kernel launch");
 }
 
+void cuda::quantizeBlockParts(slinrt_context &ctx, const PartsProblem &p) {
+  DeviceGuard guard(ctx.device);
+  auto stream = static_cast<cudaStream_t>(ctx.stream);
+  std::vector<cuda::Fp8Part> parts = partsOf(p);
+  int64_t perRow = p.cols / SLINRT_QUANT_BLOCK;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    int64_t first = p.rowOffset[i] / SLINRT_QUANT_BLOCK * perRow;
+    auto *out = static_cast<uint8_t *>(p.out);
+    auto *outT = static_cast<uint8_t *>(p.outT);
+    checkCuda(launchQuantizeBlocks128x128(
+                  p.src, p.dst, parts[i], p.amax ? p.amax + first : nullptr,
+                  p.scaleInv + first,
+                  out ? out + p.rowOffset[i] * p.cols : nullptr,
+                  outT ? outT + p.rowOffset[i] : nullptr, p.totalRows,
+                  p.pow2Scales, stream),
+              "FP8 128x128 block quantization kernel launch");
+  }
+}
+
 void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   DeviceGuard guard(ctx.device);
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream);

@@ -101,6 +101,16 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                float *amax, float *scaleInv, uint8_t *out,
                                uint8_t *outT, bool pow2Scales,
                                cudaStream_t stream);
+/// Quantization of x [M, K] in 128x128 blocks (M, K multiples of 128): a
+/// thread block per block; amax (may be NULL) and scaleInv [M/128, K/128]
+/// row-major; `out` [M, K] (row stride K) and `outT` [K, M] (row stride
+/// `ldT` >= M, so that a part's transpose is a column block of the whole's)
+/// each written when not NULL. One launch.
+cudaError_t launchQuantizeBlocks128x128(slinrt_dtype src, slinrt_dtype dst,
+                                        const Fp8Part &x, float *amax,
+                                        float *scaleInv, uint8_t *out,
+                                        uint8_t *outT, int64_t ldT,
+                                        bool pow2Scales, cudaStream_t stream);
 
 } // namespace cuda
 } // namespace slinrt

@@ -3,9 +3,9 @@
 // Quantization with one scale per row: a block per row keeps its row in
 // registers (rows up to kThreads·kVec·kMaxRowVectors elements, twice that for
 // 16-bit types) and prefetches the next one; longer or unaligned rows take a
-// two-pass kernel that rereads the row from cache. Quantization in 1×128
-// blocks along the rows (the block-scaled recipe) lives here too: 16 lanes
-// a block.
+// two-pass kernel that rereads the row from cache. The block-scaled
+// recipe's quantizations live here too: 1×128 blocks along the rows (16
+// lanes a block) and 128×128 blocks (a thread block each).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/kernels/quantize/Common.cuh"
@@ -197,6 +197,92 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// 128×128 blocks: a thread block per block b = (br, bc) of x (numbered
+/// row-major). Thread t holds the runs of kVec elements at columns
+/// (t mod 16)·kVec of rows t/16 + 16·i, i < 8, in registers: a warp reads two
+/// whole 256-byte rows of 16-bit data a load. The bytes of `outT` go through
+/// shared memory, where thread t then gathers the 64 bytes of block column
+/// t mod 128, rows 64·(t/128) on, into four 16-byte stores. Rows of the
+/// shared tile are 136 bytes apart: 8-byte aligned for the writes, and the 32
+/// columns a warp gathers at once lie in 8 words (no bank conflicts).
+template <typename S, typename F8>
+__global__ void __launch_bounds__(kThreads)
+    quantizeBlocks128x128Kernel(Fp8Part x, float *amax, float *scaleInv,
+                                uint8_t *out, bool outVectorOk, uint8_t *outT,
+                                int64_t ldT, bool outTVectorOk, bool pow2) {
+  constexpr int kBlock = SLINRT_QUANT_BLOCK;
+  constexpr int kRuns = kBlock / kVec;             // runs in a block row: 16
+  constexpr int kRowsAPass = kThreads / kRuns;     // 16
+  constexpr int kPasses = kBlock / kRowsAPass;     // 8
+  constexpr int kPitch = kBlock + 8;
+  static_assert(kThreads == 2 * kBlock, "outT: two threads a block column");
+  __shared__ __align__(16) uint8_t tile[kBlock * kPitch];
+  int64_t perRow = x.cols / kBlock, total = x.rows / kBlock * perRow;
+  // One block each; a grid smaller than the blocks (more than 2^31) loops.
+  // blockMax's first barrier orders a pass's tile writes after the
+  // previous pass's reads.
+  for (int64_t blk = blockIdx.x; blk < total; blk += gridDim.x) {
+    int64_t br = blk / perRow, bc = blk % perRow;
+    int run = threadIdx.x % kRuns, row0 = threadIdx.x / kRuns;
+    int64_t c = bc * kBlock + run * kVec;
+    float v[kPasses][kVec];
+    uint32_t best = 0;
+  #pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      loadRun<S>(x, x.cols, br * kBlock + row0 + i * kRowsAPass, c, nullptr,
+                 x.vectorOk, v[i]);
+  #pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        best = max(best, absBits(v[i][j]));
+    }
+    float blockAmax = bitCast<float>(blockMax(best));
+    float scale = fp8Scale(blockAmax, Fp8Format<F8>::kMax, pow2);
+    if (threadIdx.x == 0) {
+      if (amax)
+        amax[blk] = blockAmax;
+      scaleInv[blk] = 1.0f / scale;
+    }
+  #pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+  #pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[i][j] *= scale;
+      uint2 q = encodeVector<F8>(v[i]);
+      int r = row0 + i * kRowsAPass;
+      if (out)
+        storeRun(out + (br * kBlock + r) * x.cols + c, q, kVec, outVectorOk);
+      if (outT)
+        *reinterpret_cast<uint2 *>(tile + r * kPitch + run * kVec) = q;
+    }
+    if (!outT)
+      continue;
+    __syncthreads();
+    int col = threadIdx.x % kBlock, half = threadIdx.x / kBlock;
+    uint8_t *dst = outT + (bc * kBlock + col) * ldT + br * kBlock + half * 64;
+    uint32_t words[16];
+  #pragma unroll
+    for (int w = 0; w < 16; ++w) {
+      uint32_t word = 0;
+  #pragma unroll
+      for (int b = 0; b < 4; ++b)
+        word |= uint32_t(tile[(half * 64 + 4 * w + b) * kPitch + col]) << (8 * b);
+      words[w] = word;
+    }
+    if (outTVectorOk) {
+  #pragma unroll
+      for (int w = 0; w < 16; w += 4)
+        reinterpret_cast<uint4 *>(dst)[w / 4] =
+            make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
+    } else {
+  #pragma unroll
+      for (int w = 0; w < 16; ++w)
+  #pragma unroll
+        for (int b = 0; b < 4; ++b)
+          dst[4 * w + b] = uint8_t(words[w] >> (8 * b));
+    }
+  }
+}
+
 } // namespace quant
 
 using namespace quant;
@@ -265,6 +351,26 @@ cudaError_t launchQuantizeBlocks(slinrt_dtype src, slinrt_dtype dst,
     return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
                         colScale, amax, scaleInv, out, outVectorOk,
                         pow2Scales);
+  });
+}
+
+cudaError_t launchQuantizeBlocks128x128(slinrt_dtype src, slinrt_dtype dst,
+                                        const Fp8Part &x, float *amax,
+                                        float *scaleInv, uint8_t *out,
+                                        uint8_t *outT, int64_t ldT,
+                                        bool pow2Scales, cudaStream_t stream) {
+  int64_t blocks =
+      (x.rows / SLINRT_QUANT_BLOCK) * (x.cols / SLINRT_QUANT_BLOCK);
+  if (blocks <= 0 || (!out && !outT))
+    return cudaSuccess;
+  bool outVectorOk = aligned(out, 8);
+  // 16-byte stores of outT rows need an aligned base and row stride.
+  bool outTVectorOk = aligned(outT, 16) && ldT % 16 == 0;
+  return dispatchQuant(src, dst, [&](auto s, auto f) {
+    return launchKernel(
+        &quantizeBlocks128x128Kernel<decltype(s), decltype(f)>,
+        dim3(unsigned(std::min<int64_t>(blocks, INT32_MAX))), dim3(kThreads), stream, x, amax, scaleInv,
+        out, outVectorOk, outT, ldT, outTVectorOk, pow2Scales);
   });
 }
 
