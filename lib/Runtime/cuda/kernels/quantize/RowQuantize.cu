@@ -211,9 +211,9 @@ __global__ void __launch_bounds__(kThreads)
                                 uint8_t *out, bool outVectorOk, uint8_t *outT,
                                 int64_t ldT, bool outTVectorOk, bool pow2) {
   constexpr int kBlock = SLINRT_QUANT_BLOCK;
-  constexpr int kRuns = kBlock / kVec;             // runs in a block row: 16
-  constexpr int kRowsAPass = kThreads / kRuns;     // 16
-  constexpr int kPasses = kBlock / kRowsAPass;     // 8
+  constexpr int kRuns = kBlock / kVec;         // runs in a block row: 16
+  constexpr int kRowsAPass = kThreads / kRuns; // 16
+  constexpr int kPasses = kBlock / kRowsAPass; // 8
   constexpr int kPitch = kBlock + 8;
   static_assert(kThreads == 2 * kBlock, "outT: two threads a block column");
   __shared__ __align__(16) uint8_t tile[kBlock * kPitch];
@@ -227,11 +227,11 @@ __global__ void __launch_bounds__(kThreads)
     int64_t c = bc * kBlock + run * kVec;
     float v[kPasses][kVec];
     uint32_t best = 0;
-  #pragma unroll
+#pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       loadRun<S>(x, x.cols, br * kBlock + row0 + i * kRowsAPass, c, nullptr,
                  x.vectorOk, v[i]);
-  #pragma unroll
+#pragma unroll
       for (int j = 0; j < kVec; ++j)
         best = max(best, absBits(v[i][j]));
     }
@@ -242,9 +242,9 @@ __global__ void __launch_bounds__(kThreads)
         amax[blk] = blockAmax;
       scaleInv[blk] = 1.0f / scale;
     }
-  #pragma unroll
+#pragma unroll
     for (int i = 0; i < kPasses; ++i) {
-  #pragma unroll
+#pragma unroll
       for (int j = 0; j < kVec; ++j)
         v[i][j] *= scale;
       uint2 q = encodeVector<F8>(v[i]);
@@ -260,23 +260,24 @@ __global__ void __launch_bounds__(kThreads)
     int col = threadIdx.x % kBlock, half = threadIdx.x / kBlock;
     uint8_t *dst = outT + (bc * kBlock + col) * ldT + br * kBlock + half * 64;
     uint32_t words[16];
-  #pragma unroll
+#pragma unroll
     for (int w = 0; w < 16; ++w) {
       uint32_t word = 0;
-  #pragma unroll
+#pragma unroll
       for (int b = 0; b < 4; ++b)
-        word |= uint32_t(tile[(half * 64 + 4 * w + b) * kPitch + col]) << (8 * b);
+        word |= uint32_t(tile[(half * 64 + 4 * w + b) * kPitch + col])
+                << (8 * b);
       words[w] = word;
     }
     if (outTVectorOk) {
-  #pragma unroll
+#pragma unroll
       for (int w = 0; w < 16; w += 4)
         reinterpret_cast<uint4 *>(dst)[w / 4] =
             make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
     } else {
-  #pragma unroll
+#pragma unroll
       for (int w = 0; w < 16; ++w)
-  #pragma unroll
+#pragma unroll
         for (int b = 0; b < 4; ++b)
           dst[4 * w + b] = uint8_t(words[w] >> (8 * b));
     }
@@ -348,9 +349,8 @@ cudaError_t launchQuantizeBlocks(slinrt_dtype src, slinrt_dtype dst,
     int64_t warps = ceilDiv(total, 32 / (SLINRT_QUANT_BLOCK / kVec));
     unsigned grid = unsigned(std::max<int64_t>(
         1, std::min(ceilDiv(warps, kWarps), residentBlocks(kernel))));
-    return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x,
-                        colScale, amax, scaleInv, out, outVectorOk,
-                        pow2Scales);
+    return launchKernel(kernel, dim3(grid), dim3(kThreads), stream, x, colScale,
+                        amax, scaleInv, out, outVectorOk, pow2Scales);
   });
 }
 
@@ -367,10 +367,10 @@ cudaError_t launchQuantizeBlocks128x128(slinrt_dtype src, slinrt_dtype dst,
   // 16-byte stores of outT rows need an aligned base and row stride.
   bool outTVectorOk = aligned(outT, 16) && ldT % 16 == 0;
   return dispatchQuant(src, dst, [&](auto s, auto f) {
-    return launchKernel(
-        &quantizeBlocks128x128Kernel<decltype(s), decltype(f)>,
-        dim3(unsigned(std::min<int64_t>(blocks, INT32_MAX))), dim3(kThreads), stream, x, amax, scaleInv,
-        out, outVectorOk, outT, ldT, outTVectorOk, pow2Scales);
+    return launchKernel(&quantizeBlocks128x128Kernel<decltype(s), decltype(f)>,
+                        dim3(unsigned(std::min<int64_t>(blocks, INT32_MAX))),
+                        dim3(kThreads), stream, x, amax, scaleInv, out,
+                        outVectorOk, outT, ldT, outTVectorOk, pow2Scales);
   });
 }
 
