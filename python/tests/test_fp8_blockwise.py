@@ -116,6 +116,10 @@ def test_fp8_quantize_weight_blocks_matches_emulation(op, device: str, pow2: boo
         assert torch.equal(q.cpu().view(torch.uint8), want_q.view(torch.uint8))
         assert torch.equal(q_t.cpu().view(torch.uint8), want_q.view(torch.uint8).t())
         assert torch.equal(scale_inv.cpu(), want_s)
+    # No derivative: a backward through it raises instead of leaving a gradient silently missing.
+    leaf = adjacent[0].detach().requires_grad_()
+    with pytest.raises(RuntimeError, match="derivative for splitlinear::fp8_quantize_weight_blocks is not implemented"):
+        splitlinear.ops.fp8_quantize_weight_blocks([leaf]).scale_inv.sum().backward()
     only_t = torch.ops.splitlinear.fp8_quantize_weight_blocks(adjacent, torch.float8_e4m3fn, False, True, pow2)
     assert only_t[0].numel() == 0 and torch.equal(only_t[1].cpu().view(torch.uint8), want_q.view(torch.uint8).t())
     with torch._subclasses.FakeTensorMode() as mode:
