@@ -27,8 +27,6 @@ const OpHandles &splitlinear::ops() {
       typedOp<Fp8CastPartsSig>("splitlinear::fp8_cast_parts"),
       typedOp<ScaledLinearSig>("splitlinear::scaled_linear"),
       typedOp<Fp8LinearSig>("splitlinear::fp8_linear"),
-      typedOp<BlockScaledMmSig>("splitlinear::block_scaled_mm"),
-      typedOp<Fp8QuantizeWeightBlocksSig>(
-          "splitlinear::fp8_quantize_weight_blocks")};
+      typedOp<BlockScaledMmSig>("splitlinear::block_scaled_mm")};
   return handles;
 }

@@ -45,10 +45,6 @@ using BlockScaledMmSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                     c10::string_view,
                                     const std::optional<at::Tensor> &,
                                     at::ScalarType);
-using Fp8QuantizeWeightBlocksSig =
-    std::tuple<at::Tensor, at::Tensor, at::Tensor>(at::TensorList,
-                                                   at::ScalarType, bool, bool,
-                                                   bool);
 using Fp8LinearSig = at::Tensor(const at::Tensor &, at::TensorList,
                                 std::optional<at::TensorList>,
                                 c10::string_view, bool);
@@ -66,7 +62,6 @@ struct OpHandles {
   c10::TypedOperatorHandle<ScaledLinearSig> scaledLinear;
   c10::TypedOperatorHandle<Fp8LinearSig> fp8Linear;
   c10::TypedOperatorHandle<BlockScaledMmSig> blockScaledMm;
-  c10::TypedOperatorHandle<Fp8QuantizeWeightBlocksSig> fp8QuantizeWeightBlocks;
 };
 
 /// The handles, looked up at the first call (thread-safe). Raises c10::Error
