@@ -521,7 +521,9 @@ def fp8_quantize_weight_blocks(weight: Sequence[Tensor], dtype: torch.dtype = to
     ``Float8BlockScaling``). Every ``N_i`` is a multiple of 128, so no block crosses a part and each
     part keeps scales of its own. The parts are read in place (no concatenation), one launch per
     part on CUDA, no host synchronization. A block of ``data_t`` is the transpose of a block of
-    ``data`` with the same scale (dgrad's operand, without a second rounding).
+    ``data`` with the same scale (dgrad's operand, without a second rounding). An inf or NaN makes
+    its block's amax non-finite: that block's ``scale_inv`` is inf or NaN and its values 0 or NaN;
+    other blocks are unaffected.
 
     Args:
         weight: one or more 2-D tensors of one dtype (float32, float16 or bfloat16) and device,
