@@ -5,7 +5,9 @@ tensorwise GEMM of the same shape. Each quantization is written as ATen ops, the
 ``lib/Torch/Fp8Blockwise.cpp`` traces into the graph, in two forms for the column-wise (wgrad)
 copy: ``transpose-first`` (pad, transpose to contiguous, then 1x128 blocks along the rows, as the
 op does) and ``blocks-first`` (the block amax over 128 rows in place, the cast, then the
-transpose of the FP8 bytes). GPU medians over ``--reps`` runs, CUDA events.
+transpose of the FP8 bytes), next to the runtime's one-launch kernels for the same quantizations
+(``fp8_quantize`` axis ``"blocks"``, ``fp8_quantize_weight_blocks``). GPU medians over ``--reps``
+runs, CUDA events.
 
     python bench/tools/blockwise_quant.py [--reps 50]
 """
