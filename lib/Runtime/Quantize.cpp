@@ -64,12 +64,11 @@ void requirePointer(const void *p, const char *name) {
     raise(SLINRT_ERROR_INVALID_ARGUMENT, name, " is NULL");
 }
 
-/// The checked parts of an amax / cast call of `src` parts (all with the
-/// same number of columns when `sameCols`), and their `amax` pointer, needed
-/// when there are parts.
+/// The checked parts of an amax / cast / block quantization call of `src`
+/// parts. When `sameCols` they are the row blocks of one [ΣN_i, K] output,
+/// whose element count must fit int64.
 PartsProblem checkParts(slinrt_dtype src, int64_t numParts,
-                        const slinrt_memref2d *parts, bool sameCols,
-                        const float *amax) {
+                        const slinrt_memref2d *parts, bool sameCols) {
   requireSource(src);
   PartsProblem p;
   p.src = src;
@@ -92,8 +91,10 @@ PartsProblem checkParts(slinrt_dtype src, int64_t numParts,
       raise(SLINRT_ERROR_INVALID_ARGUMENT, "the parts have too many rows");
     p.parts.push_back(m);
   }
-  if (numParts > 0)
-    requirePointer(amax, "amax");
+  int64_t elements = 0;
+  if (sameCols && __builtin_mul_overflow(p.totalRows, p.cols, &elements))
+    raise(SLINRT_ERROR_INVALID_ARGUMENT, "out [", p.totalRows, ", ", p.cols,
+          "] has more elements than int64 can count");
   return p;
 }
 
@@ -102,7 +103,9 @@ PartsProblem checkParts(slinrt_dtype src, int64_t numParts,
 PartsProblem slinrt::makeAmaxPartsProblem(slinrt_dtype src, int64_t numParts,
                                           const slinrt_memref2d *parts,
                                           float *amax) {
-  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/false, amax);
+  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/false);
+  if (numParts > 0)
+    requirePointer(amax, "amax");
   p.amax = amax;
   return p;
 }
@@ -113,13 +116,11 @@ PartsProblem slinrt::makeCastPartsProblem(
     float *scaleInv, float *rowScaleInv, int32_t scaleRule) {
   requireFp8("dst", dst);
   bool pow2 = checkScaleRule(scaleRule);
-  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true, amax);
+  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true);
+  if (numParts > 0)
+    requirePointer(amax, "amax");
   p.dst = dst;
-  int64_t elements = 0;
-  if (__builtin_mul_overflow(p.totalRows, p.cols, &elements))
-    raise(SLINRT_ERROR_INVALID_ARGUMENT, "out [", p.totalRows, ", ", p.cols,
-          "] has more elements than int64 can count");
-  if (elements > 0)
+  if (p.totalRows > 0 && p.cols > 0)
     requirePointer(out, "out");
   p.amaxIn = amax;
   p.out = out;
@@ -138,10 +139,7 @@ PartsProblem slinrt::makeBlockPartsProblem(slinrt_dtype src, slinrt_dtype dst,
                                            int32_t scaleRule) {
   requireFp8("dst", dst);
   bool pow2 = checkScaleRule(scaleRule);
-  // amax is optional here: checkParts is given a stand-in for it.
-  static const float kNoAmax = 0;
-  PartsProblem p =
-      checkParts(src, numParts, parts, /*sameCols=*/true, &kNoAmax);
+  PartsProblem p = checkParts(src, numParts, parts, /*sameCols=*/true);
   for (int64_t i = 0; i < numParts; ++i)
     if (p.parts[i].rows % SLINRT_QUANT_BLOCK != 0 ||
         p.parts[i].cols % SLINRT_QUANT_BLOCK != 0)

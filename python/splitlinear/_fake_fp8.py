@@ -117,6 +117,24 @@ def _fp8_quantize_fake(input: Tensor, dtype: torch.dtype, axis: str, col_scale: 
     return out, out_t, input.new_empty(scales, dtype=torch.float32)
 
 
+def _check_quantized_parts(parts: Sequence[Tensor], name: str, who: str) -> tuple[int, int]:
+    """Parts ``[N_i, K]`` of one high-precision dtype and device, as the C++ ops check those they
+    quantize; returns ``(ΣN_i, K)``."""
+    first = parts[0]
+    torch._check(first.dim() == 2, lambda: f"{who}: {name}[0] must be 2-D [N_0, K]")
+    k = first.shape[1]
+    for i, p in enumerate(parts):
+        torch._check(p.dim() == 2, lambda: f"{who}: {name}[{i}] must be 2-D [N_i, K]")
+        _check_high_precision(p.dtype, who, f"{name}[{i}]")
+        torch._check(p.dtype == first.dtype, lambda: f"{who}: {name}[{i}] has dtype {c10_name(p.dtype)} "
+                     f"but {name}[0] has {c10_name(first.dtype)}")
+        torch._check(p.device == first.device,
+                     lambda: f"{who}: {name}[{i}] is on {p.device} but {name}[0] is on {first.device}")
+        torch._check(p.shape[1] == k,
+                     lambda: f"{who}: {name}[{i}] has {p.shape[1]} columns but {name}[0] has K = {k}")
+    return sum(p.shape[0] for p in parts), k
+
+
 @torch.library.register_fake("splitlinear::fp8_quantize_weight_blocks")
 def _fp8_quantize_weight_blocks_fake(weight: Sequence[Tensor], dtype: torch.dtype, write_out: bool = True,
                                      write_transposed: bool = False,
@@ -124,21 +142,12 @@ def _fp8_quantize_weight_blocks_fake(weight: Sequence[Tensor], dtype: torch.dtyp
     who = "splitlinear.fp8_quantize_weight_blocks"
     torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one part")
     _check_fp8_target(dtype, who)
-    first = weight[0]
+    n, k = _check_quantized_parts(weight, "weight", who)
     for i, w in enumerate(weight):
-        torch._check(w.dim() == 2, lambda: f"{who}: weight[{i}] must be a 2-D tensor [N_i, K]")
-        torch._check(w.shape[0] % FP8_BLOCK == 0 and w.shape[1] % FP8_BLOCK == 0,
+        torch._check(w.shape[0] % FP8_BLOCK == 0 and k % FP8_BLOCK == 0,
                      lambda: f"{who}: weight[{i}] is {list(w.shape)}; 128x128 blocks need both sizes multiples "
                              f"of 128")
-        torch._check(w.shape[1] == first.shape[1],
-                     lambda: f"{who}: weight[{i}] has {w.shape[1]} columns but weight[0] has "
-                             f"K = {first.shape[1]}")
-        torch._check(w.dtype == first.dtype,
-                     lambda: f"{who}: weight[{i}] has dtype {w.dtype} but weight[0] has {first.dtype}")
-        torch._check(w.device == first.device,
-                     lambda: f"{who}: weight[{i}] is on {w.device} but weight[0] is on {first.device}")
-    _check_high_precision(first.dtype, who, "weight")
-    n, k = sum(w.shape[0] for w in weight), first.shape[1]
+    first = weight[0]
     out = first.new_empty((n, k) if write_out else _EMPTY, dtype=dtype)
     out_t = first.new_empty((k, n) if write_transposed else _EMPTY, dtype=dtype)
     return out, out_t, first.new_empty((n // FP8_BLOCK, k // FP8_BLOCK), dtype=torch.float32)
@@ -169,17 +178,7 @@ def _fp8_cast_parts_fake(parts: Sequence[Tensor], dtype: torch.dtype,
     torch._check(len(parts) > 0, lambda: f"{who}: parts must hold at least one tensor")
     _check_fp8_target(dtype, who)
     first = parts[0]
-    torch._check(first.dim() == 2, lambda: f"{who}: parts[0] must be 2-D [N_0, K]")
-    k = first.shape[1]
-    for i, p in enumerate(parts):
-        torch._check(p.dim() == 2, lambda: f"{who}: parts[{i}] must be 2-D [N_i, K]")
-        _check_high_precision(p.dtype, who, f"parts[{i}]")
-        torch._check(p.dtype == first.dtype, lambda: f"{who}: parts[{i}] has dtype {c10_name(p.dtype)} "
-                     f"but parts[0] has {c10_name(first.dtype)}")
-        torch._check(p.device == first.device,
-                     lambda: f"{who}: parts[{i}] is on {p.device} but parts[0] is on {first.device}")
-        torch._check(p.shape[1] == k, lambda: f"{who}: parts[{i}] has {p.shape[1]} columns but parts[0] has K = {k}")
-    n = sum(p.shape[0] for p in parts)
+    n, k = _check_quantized_parts(parts, "parts", who)
     w8 = first.new_empty((n, k), dtype=dtype)
     w8_t = first.new_empty((k, n) if write_transposed else _EMPTY, dtype=dtype)
     scale_inv = first.new_empty((len(parts),), dtype=torch.float32)
