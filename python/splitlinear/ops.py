@@ -519,8 +519,8 @@ def fp8_quantize_weight_blocks(weight: Sequence[Tensor], dtype: torch.dtype = to
     ``BLK128x128_32F`` scales): each block gets ``scale = fp8_max / amax`` of its 16384 values (the
     conventions of :func:`fp8_quantize`; ``pow2_scales`` rounds down to a power of 2, as TE's
     ``Float8BlockScaling``). Every ``N_i`` is a multiple of 128, so no block crosses a part and each
-    part keeps scales of its own. The parts are read in place (no concatenation), one launch per
-    part on CUDA, no host synchronization. A block of ``data_t`` is the transpose of a block of
+    part keeps scales of its own. Parts with unit column stride are read in place (no
+    concatenation; others are copied first), one launch per part on CUDA, no host synchronization. A block of ``data_t`` is the transpose of a block of
     ``data`` with the same scale (dgrad's operand, without a second rounding). An inf or NaN makes
     its block's amax non-finite: that block's ``scale_inv`` is inf or NaN and its values 0 or NaN;
     other blocks are unaffected.
