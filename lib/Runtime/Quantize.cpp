@@ -199,8 +199,15 @@ QuantizeProblem slinrt::makeQuantizeDualProblem(
     const slinrt_memref2d *x, const float *colScale, float *amax,
     float *scaleInv, void *out, float *scaleInvT, void *outT,
     int32_t scaleRule) {
-  QuantizeProblem p = makeQuantizeProblem(src, dst, axis, x, colScale, amax,
-                                          scaleInv, out, outT, scaleRule);
+  bool blocks = axis == SLINRT_QUANT_BLOCKS;
+  if (blocks && colScale)
+    raise(SLINRT_ERROR_INVALID_ARGUMENT,
+          "colScale is not NULL; the 1x128 block dual takes x as it is");
+  // The single BLOCKS quantization writes no outT; this one does.
+  QuantizeProblem p =
+      makeQuantizeProblem(src, dst, axis, x, colScale, amax, scaleInv, out,
+                          blocks ? nullptr : outT, scaleRule);
+  p.outT = outT;
   if (axis == SLINRT_QUANT_TENSOR)
     requirePointer(colScale,
                    "colScale (a dual quantization folds it into out)");
@@ -345,7 +352,7 @@ void runQuantization(slinrt_context *ctx, const char *name, Make &&make,
   });
 }
 
-/// The dual quantization `name` (slinrt_quantize_fp8_dual{,_rows}) with
+/// The dual quantization `name` (slinrt_quantize_fp8_dual{,_rows,_blocks}) with
 /// `axis` the scaling of its row-major output.
 void runQuantizeDual(slinrt_context *ctx, const char *name,
                      slinrt_quant_axis axis, slinrt_dtype src, slinrt_dtype dst,
@@ -423,6 +430,16 @@ void slinrt_quantize_fp8_dual(slinrt_context *ctx, slinrt_dtype src,
                               void *outT, int32_t scaleRule) {
   runQuantizeDual(ctx, "slinrt_quantize_fp8_dual", SLINRT_QUANT_TENSOR, src,
                   dst, x, colScale, amax, scaleInv, out, scaleInvT, outT,
+                  scaleRule);
+}
+
+void slinrt_quantize_fp8_dual_blocks(slinrt_context *ctx, slinrt_dtype src,
+                                     slinrt_dtype dst, const slinrt_memref2d *x,
+                                     float *amax, float *scaleInv, void *out,
+                                     float *scaleInvT, void *outT,
+                                     int32_t scaleRule) {
+  runQuantizeDual(ctx, "slinrt_quantize_fp8_dual_blocks", SLINRT_QUANT_BLOCKS,
+                  src, dst, x, nullptr, amax, scaleInv, out, scaleInvT, outT,
                   scaleRule);
 }
 

@@ -52,7 +52,9 @@ struct QuantizeProblem {
   /// TENSOR each with its own tensorwise scale (amax[0], scaleInv; amax[1],
   /// scaleInvT); along ROWS out with one scale per row (amax[0, M),
   /// scaleInv [M]) and outT with one per column of x (amax[M, M + K),
-  /// scaleInvT [K]).
+  /// scaleInvT [K]); along BLOCKS out in 1x128 blocks along the rows
+  /// (scaleInv [M, K/128]) and outT [K, M'] (M' = M rounded up to 128) in
+  /// 1x128 blocks along M (scaleInvT [K, M'/128]), no colScale.
   bool dual = false;
   float *scaleInvT = nullptr;
 };

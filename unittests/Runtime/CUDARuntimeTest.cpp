@@ -1043,6 +1043,57 @@ TEST_F(CUDARuntimeTest, Fp8QuantizeDualRowsMatchesCPU) {
         }
 }
 
+TEST_F(CUDARuntimeTest, Fp8QuantizeDualBlocksMatchesCPU) {
+  // The 1x128 block dual on both targets: M a multiple of 128 and not (a
+  // padded last tile), M = 1, rows with a pitch and an offset (scalar
+  // loads), and Llama-3-8B's gate/up dY width; with and without amax.
+  std::mt19937_64 rng(1938);
+  for (auto [M, K, pad, offset] :
+       {std::tuple{256, 384, 0, 0}, std::tuple{200, 128, 8, 0},
+        std::tuple{1, 256, 0, 0}, std::tuple{131, 640, 3, 1},
+        std::tuple{300, 28672, 0, 0}})
+    for (slinrt_dtype src : {SLINRT_F32, SLINRT_F16, SLINRT_BF16})
+      for (slinrt_dtype dst : {SLINRT_F8E4M3FN, SLINRT_F8E5M2}) {
+        SCOPED_TRACE(testing::Message()
+                     << dtypeName(src) << " -> " << dtypeName(dst) << " M=" << M
+                     << " K=" << K);
+        TestMatrix x = randomInput(rng, src, M, K, 5.0, pad, offset);
+        int32_t rule =
+            dst == SLINRT_F8E4M3FN ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT;
+        int64_t blocksT = (M + 127) / 128;
+        size_t rowBlocks = size_t(M * K / 128), colBlocks = size_t(K * blocksT);
+        std::vector<float> amax(rowBlocks + colBlocks), scaleInv(rowBlocks),
+            scaleInvT(colBlocks);
+        Bytes out(size_t(M * K)), outT(size_t(K * blocksT * 128));
+        slinrt_quantize_fp8_dual_blocks(cpu, src, dst, x.ref(), amax.data(),
+                                        scaleInv.data(), out.data(),
+                                        scaleInvT.data(), outT.data(), rule);
+        ASSERT_EQ(slinrt_context_status(cpu), SLINRT_OK)
+            << slinrt_context_error(cpu);
+        DeviceMirror dx(x);
+        DeviceBuffer<float> dAmax(amax.size()), dScaleInv(rowBlocks),
+            dScaleInvT(colBlocks);
+        DeviceBuffer<uint8_t> dOut(out.size()), dOutT(outT.size());
+        slinrt_quantize_fp8_dual_blocks(gpu, src, dst, &dx.desc2, dAmax.get(),
+                                        dScaleInv.get(), dOut.get(),
+                                        dScaleInvT.get(), dOutT.get(), rule);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+            << slinrt_context_error(gpu);
+        EXPECT_TRUE(sameFloats(dAmax.download(), amax));
+        EXPECT_TRUE(sameFloats(dScaleInv.download(), scaleInv));
+        EXPECT_TRUE(sameFloats(dScaleInvT.download(), scaleInvT));
+        EXPECT_TRUE(sameBytes(dOut.download(), out));
+        EXPECT_TRUE(sameBytes(dOutT.download(), outT));
+        DeviceBuffer<float> dScaleInvT2(colBlocks);
+        slinrt_quantize_fp8_dual_blocks(gpu, src, dst, &dx.desc2, nullptr,
+                                        dScaleInv.get(), dOut.get(),
+                                        dScaleInvT2.get(), dOutT.get(), rule);
+        ASSERT_EQ(slinrt_context_status(gpu), SLINRT_OK)
+            << slinrt_context_error(gpu);
+        EXPECT_TRUE(sameFloats(dScaleInvT2.download(), scaleInvT));
+      }
+}
+
 /// amax_parts and cast_parts_fp8 on both targets for parts of `rows[i]` rows
 /// and magnitudes spread over 1e4.
 void compareParts(slinrt_context *gpu, slinrt_context *cpu, slinrt_dtype src,

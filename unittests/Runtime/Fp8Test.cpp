@@ -422,6 +422,94 @@ TEST(Fp8QuantizeDual, IsTheTwoTensorwiseQuantizations) {
     }
 }
 
+/// The column half of slinrt_quantize_fp8_dual_blocks: xᵀ [K, M'] in 1x128
+/// blocks along M, zero past M, scale_inv [K, M'/128] (amax likewise).
+QuantRef referenceColumnBlocks(slinrt_dtype dst, const TestMatrix &x,
+                               bool pow2) {
+  constexpr int64_t kBlock = SLINRT_QUANT_BLOCK;
+  int64_t M = x.rows, K = x.cols;
+  int64_t blocks = (M + kBlock - 1) / kBlock, ldT = blocks * kBlock;
+  std::vector<float> v = valuesOf(x, nullptr);
+  QuantRef r;
+  r.outT.assign(size_t(K * ldT), 0);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t b = 0; b < blocks; ++b) {
+      std::vector<float> members;
+      for (int64_t m = b * kBlock; m < std::min(M, (b + 1) * kBlock); ++m)
+        members.push_back(v[m * K + k]);
+      r.amax.push_back(refAmax(members));
+      float scale = refScale(dst, r.amax.back(), pow2);
+      r.scaleInv.push_back(toF32(1.0 / double(scale)));
+      for (size_t i = 0; i < members.size(); ++i)
+        r.outT[k * ldT + b * kBlock + int64_t(i)] =
+            refQuant(dst, members[i], scale);
+    }
+  return r;
+}
+
+TEST(Fp8QuantizeDualBlocks, IsTheRowAndColumnBlockQuantizations) {
+  // slinrt_quantize_fp8_dual_blocks against the reference's 1x128 row
+  // blocks and 1x128 column blocks (M not a multiple of 128: a padded last
+  // block; M past one block; M = 1): scales, amaxes (rows, then columns) and
+  // bytes, the padding's bytes zero; amax may be NULL.
+  std::mt19937_64 rng(1937);
+  ContextHolder ctx(slinrt_context_create_cpu());
+  for (auto [M, K] :
+       {std::pair<int64_t, int64_t>{37, 256}, {130, 128}, {1, 384}})
+    for (slinrt_dtype src : kSourceTypes)
+      for (slinrt_dtype dst : kFp8Types)
+        for (bool pow2 : {false, true})
+          for (bool withAmax : {false, true}) {
+            SCOPED_TRACE(testing::Message()
+                         << dtypeName(src) << " -> " << dtypeName(dst)
+                         << " M=" << M << " K=" << K << (pow2 ? " pow2" : "")
+                         << (withAmax ? " amax" : ""));
+            TestMatrix x = randomInput(rng, src, M, K, 3.0);
+            QuantRef rows =
+                referenceQuantize(dst, SLINRT_QUANT_BLOCKS, x, nullptr, pow2);
+            QuantRef cols = referenceColumnBlocks(dst, x, pow2);
+            std::vector<float> amax(rows.amax.size() + cols.amax.size(), -1),
+                scaleInv(rows.scaleInv.size(), -1),
+                scaleInvT(cols.scaleInv.size(), -1);
+            Bytes out(size_t(M * K), 0xAA), outT(cols.outT.size(), 0xAA);
+            slinrt_quantize_fp8_dual_blocks(
+                ctx, src, dst, x.ref(), withAmax ? amax.data() : nullptr,
+                scaleInv.data(), out.data(), scaleInvT.data(), outT.data(),
+                pow2 ? SLINRT_SCALE_POW2 : SLINRT_SCALE_EXACT);
+            ASSERT_EQ(slinrt_context_status(ctx), SLINRT_OK)
+                << slinrt_context_error(ctx);
+            EXPECT_TRUE(sameFloats(scaleInv, rows.scaleInv));
+            EXPECT_TRUE(sameFloats(scaleInvT, cols.scaleInv));
+            EXPECT_TRUE(sameBytes(out, rows.out));
+            EXPECT_TRUE(sameBytes(outT, cols.outT));
+            if (withAmax) {
+              std::vector<float> want = rows.amax;
+              want.insert(want.end(), cols.amax.begin(), cols.amax.end());
+              EXPECT_TRUE(sameFloats(amax, want));
+            }
+          }
+  // K not a multiple of 128, and a missing scaleInvT, name what is wrong.
+  TestMatrix x = randomInput(rng, SLINRT_BF16, 4, 136, 1.0);
+  std::vector<float> scaleInv(8), scaleInvT(136);
+  Bytes out(4 * 136), outT(136 * 128);
+  slinrt_quantize_fp8_dual_blocks(
+      ctx, SLINRT_BF16, SLINRT_F8E4M3FN, x.ref(), nullptr, scaleInv.data(),
+      out.data(), scaleInvT.data(), outT.data(), SLINRT_SCALE_EXACT);
+  EXPECT_EQ(slinrt_context_status(ctx), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx)).find("136 columns"),
+            std::string::npos)
+      << slinrt_context_error(ctx);
+  ContextHolder ctx2(slinrt_context_create_cpu());
+  TestMatrix y = randomInput(rng, SLINRT_BF16, 4, 128, 1.0);
+  slinrt_quantize_fp8_dual_blocks(ctx2, SLINRT_BF16, SLINRT_F8E4M3FN, y.ref(),
+                                  nullptr, scaleInv.data(), out.data(), nullptr,
+                                  outT.data(), SLINRT_SCALE_EXACT);
+  EXPECT_EQ(slinrt_context_status(ctx2), SLINRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(slinrt_context_error(ctx2)).find("scaleInvT"),
+            std::string::npos)
+      << slinrt_context_error(ctx2);
+}
+
 TEST(Fp8QuantizeDualRows, IsTheRowAndColumnQuantizations) {
   // slinrt_quantize_fp8_dual_rows against the reference's per-row (folded
   // with colScale, or plain) and per-column (plain) quantizations: scales,

@@ -379,6 +379,25 @@ slinrt_quantize_fp8_dual_rows(slinrt_context *ctx, slinrt_dtype src,
                               float *scaleInv, void *out, float *scaleInvT,
                               void *outT, int32_t scaleRule);
 
+/// The two 1x128 block quantizations of the block-scaled recipe from one
+/// read of x [M, K] (`src` f32, f16 or bf16; K a multiple of
+/// SLINRT_QUANT_BLOCK), as TransformerEngine's Float8BlockScaling quantizes
+/// an activation or dY for both of its GEMMs: `out` [M, K] gets x in 1x128
+/// blocks along its rows (scaleInv [M, K/128] row-major; the forward's x,
+/// dgrad's dy), and `outT` [K, M'] (M' = M rounded up to a multiple of
+/// SLINRT_QUANT_BLOCK) gets xᵀ in 1x128 blocks along M (scaleInvT [K, M'/128]
+/// row-major; wgrad's operands), its columns M .. M' zero: x padded with zero
+/// rows, which add nothing to a wgrad sum. `amax` (may be NULL) gets the
+/// M·K/128 row-block maxima, then the K·M'/128 column-block maxima.
+/// `scaleInv` and `scaleInvT` are required, `out` and `outT` unless x is
+/// empty. Writes bit for bit what slinrt_quantize_fp8 with SLINRT_QUANT_BLOCKS
+/// writes to `out`, and for `outT` the same rule per block of 128 rows of a
+/// column. On CUDA one launch: a thread block per 128x128 tile of x.
+SLINRT_EXPORT void slinrt_quantize_fp8_dual_blocks(
+    slinrt_context *ctx, slinrt_dtype src, slinrt_dtype dst,
+    const slinrt_memref2d *x, float *amax, float *scaleInv, void *out,
+    float *scaleInvT, void *outT, int32_t scaleRule);
+
 //===----------------------------------------------------------------------===//
 // Entry points called from lowered IR (C interface of MLIR's LLVM lowering).
 //===----------------------------------------------------------------------===//

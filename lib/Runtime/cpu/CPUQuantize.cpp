@@ -1,9 +1,9 @@
 //===- CPUQuantize.cpp - FP8 quantization on the CPU ------------*- C++ -*-===//
 //
 // The CPU backend of slinrt_amax_parts, slinrt_cast_parts_fp8 and
-// slinrt_quantize_fp8: plain loops computing, in the same fp32 operations as
-// the CUDA kernels (Float8.h), the amax, scale, scale_inv and FP8 bytes, so
-// that both targets agree bit for bit.
+// slinrt_quantize_fp8 (and its duals): plain loops computing, in the same fp32
+// operations as the CUDA kernels (Float8.h), the amax, scale, scale_inv and FP8
+// bytes, so that both targets agree bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,7 +129,48 @@ void cpu::quantizeBlockParts(slinrt_context &, const PartsProblem &p) {
   });
 }
 
+namespace {
+
+/// outT [K, M'] of the 1x128 block dual (M' = M rounded up to 128): column
+/// c of x in blocks of 128 rows, the rows past M zero.
+void quantizeColumnBlocksT(const QuantizeProblem &p, float *amax) {
+  constexpr int64_t kBlock = SLINRT_QUANT_BLOCK;
+  const QuantMatrix &x = p.x;
+  int64_t M = x.rows, K = x.cols;
+  int64_t blocks = (M + kBlock - 1) / kBlock, ldT = blocks * kBlock;
+  auto *outT = static_cast<uint8_t *>(p.outT);
+  dispatchQuant(p.src, p.dst, [&](auto s, auto f) {
+    using S = typename decltype(s)::type;
+    using F8 = typename decltype(f)::type;
+    for (int64_t c = 0; c < K; ++c)
+      for (int64_t b = 0; b < blocks; ++b) {
+        int64_t r0 = b * kBlock, r1 = std::min(M, r0 + kBlock);
+        float blockAmax =
+            bitCast<float>(amaxBits<S>(x, r0, r1, c, c + 1, nullptr));
+        float scale = fp8Scale(blockAmax, Fp8Format<F8>::kMax, p.pow2Scales);
+        if (amax)
+          amax[c * blocks + b] = blockAmax;
+        p.scaleInvT[c * blocks + b] = 1.0f / scale;
+        for (int64_t r = r0; r < r0 + kBlock; ++r)
+          outT[c * ldT + r] =
+              r < r1 ? encodeFp8<F8>(valueAt<S>(x, r, c, nullptr) * scale) : 0;
+      }
+  });
+}
+
+} // namespace
+
 void cpu::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
+  if (p.dual && p.axis == SLINRT_QUANT_BLOCKS) {
+    QuantizeProblem rows = p;
+    rows.dual = false;
+    rows.outT = nullptr;
+    quantize(ctx, rows);
+    quantizeColumnBlocksT(
+        p,
+        p.amax ? p.amax + p.x.rows * (p.x.cols / SLINRT_QUANT_BLOCK) : nullptr);
+    return;
+  }
   if (p.dual) {
     // The two quantizations the dual one stands for: tensorwise twice, or
     // per row (folded) and per column (plain).

@@ -96,6 +96,12 @@ void cuda::quantize(slinrt_context &ctx, const QuantizeProblem &p) {
   Fp8Part x = partOf(p.x, p.src, 0);
   uint8_t *out = static_cast<uint8_t *>(p.out);
   uint8_t *outT = static_cast<uint8_t *>(p.outT);
+  if (p.dual && p.axis == SLINRT_QUANT_BLOCKS) {
+    checkCuda(launchQuantizeBlocksDual(p.src, p.dst, x, p.amax, p.scaleInv, out,
+                                       p.scaleInvT, outT, p.pow2Scales, stream),
+              "FP8 1x128 block dual quantization launch");
+    return;
+  }
   if (p.dual && p.axis == SLINRT_QUANT_ROWS) {
     checkCuda(launchQuantizeDualRows(p.src, p.dst, x, p.colScale, p.amax,
                                      p.scaleInv, out, p.scaleInvT, outT,

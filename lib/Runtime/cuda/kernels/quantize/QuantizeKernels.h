@@ -101,6 +101,16 @@ cudaError_t launchQuantizeCols(slinrt_dtype src, slinrt_dtype dst,
                                float *amax, float *scaleInv, uint8_t *out,
                                uint8_t *outT, bool pow2Scales,
                                cudaStream_t stream);
+/// The 1x128 block dual of x [M, K] (K a multiple of 128;
+/// slinrt_quantize_fp8_dual_blocks): out [M, K] (row stride K) and
+/// scaleInv [M, K/128] along the rows, outT [K, M'] (M' = M rounded up to
+/// 128, zeros past M) and scaleInvT [K, M'/128] along M; amax (may be NULL)
+/// gets the row-block maxima, then the column-block maxima. One launch.
+cudaError_t launchQuantizeBlocksDual(slinrt_dtype src, slinrt_dtype dst,
+                                     const Fp8Part &x, float *amax,
+                                     float *scaleInv, uint8_t *out,
+                                     float *scaleInvT, uint8_t *outT,
+                                     bool pow2Scales, cudaStream_t stream);
 /// Quantization of x [M, K] in 128x128 blocks (M, K multiples of 128): a
 /// thread block per block; amax (may be NULL) and scaleInv [M/128, K/128]
 /// row-major; `out` [M, K] (row stride K) and `outT` [K, M] (row stride

@@ -5,7 +5,8 @@
 // 16-bit types) and prefetches the next one; longer or unaligned rows take a
 // two-pass kernel that rereads the row from cache. The block-scaled
 // recipe's quantizations live here too: 1×128 blocks along the rows (16
-// lanes a block) and 128×128 blocks (a thread block each).
+// lanes a block), 128×128 blocks (a thread block each), and the dual that
+// writes 1×128 blocks along both the rows and the columns of x.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/kernels/quantize/Common.cuh"
@@ -284,6 +285,136 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+/// The 1x128 block dual (slinrt_quantize_fp8_dual_blocks): a thread block
+/// per 128×128 tile of x (tiles of the rows past M, up to M' = ldT, read as
+/// zeros), its values in registers as in quantizeBlocks128x128Kernel. Row
+/// blocks: the 16 threads of a row (a half-warp) reduce by shuffles, as
+/// quantizeBlocksKernel does. Column blocks: each thread's maxima over its 8
+/// rows, merged across the half-warps by one shuffle and across the warps
+/// through shared memory; the bytes of `outT` then go out through the tile
+/// as in quantizeBlocks128x128Kernel.
+template <typename S, typename F8>
+__global__ void __launch_bounds__(kThreads)
+    quantizeBlocksDualKernel(Fp8Part x, float *amax, float *scaleInv,
+                             uint8_t *out, bool outVectorOk, float *amaxT,
+                             float *scaleInvT, uint8_t *outT, int64_t ldT,
+                             bool outTVectorOk, bool pow2) {
+  constexpr int kBlock = SLINRT_QUANT_BLOCK;
+  constexpr int kRuns = kBlock / kVec;         // runs in a block row: 16
+  constexpr int kRowsAPass = kThreads / kRuns; // 16
+  constexpr int kPasses = kBlock / kRowsAPass; // 8
+  constexpr int kPitch = kBlock + 8;
+  static_assert(kThreads == 2 * kBlock, "outT: two threads a block column");
+  __shared__ __align__(16) uint8_t tile[kBlock * kPitch];
+  __shared__ uint32_t colMax[kWarps][kBlock];
+  __shared__ float colScale[kBlock];
+  int64_t perRow = x.cols / kBlock, tileRows = ldT / kBlock;
+  int64_t total = tileRows * perRow;
+  int run = threadIdx.x % kRuns, row0 = threadIdx.x / kRuns;
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int64_t blk = blockIdx.x; blk < total; blk += gridDim.x) {
+    int64_t br = blk / perRow, bc = blk % perRow;
+    int64_t c = bc * kBlock + run * kVec;
+    float v[kPasses][kVec];
+    uint32_t colBest[kVec] = {};
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+      int64_t r = br * kBlock + row0 + i * kRowsAPass;
+      if (r < x.rows)
+        loadRun<S>(x, x.cols, r, c, nullptr, x.vectorOk, v[i]);
+      else
+        zeroRun(v[i]);
+      uint32_t best = 0;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        uint32_t bits = absBits(v[i][j]);
+        best = max(best, bits);
+        colBest[j] = max(colBest[j], bits);
+      }
+#pragma unroll
+      for (int o = kRuns / 2; o > 0; o /= 2)
+        best = max(best, __shfl_xor_sync(0xFFFFFFFFu, best, o));
+      if (r >= x.rows)
+        continue;
+      float rowAmax = bitCast<float>(best);
+      float scale = fp8Scale(rowAmax, Fp8Format<F8>::kMax, pow2);
+      if (run == 0) {
+        if (amax)
+          amax[r * perRow + bc] = rowAmax;
+        scaleInv[r * perRow + bc] = 1.0f / scale;
+      }
+      float q[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        q[j] = v[i][j] * scale;
+      storeRun(out + r * x.cols + c, encodeVector<F8>(q), kVec, outVectorOk);
+    }
+    // Lanes l and l + 16 hold the same columns.
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      colBest[j] =
+          max(colBest[j], __shfl_xor_sync(0xFFFFFFFFu, colBest[j], 16));
+      if (lane < kRuns)
+        colMax[warp][run * kVec + j] = colBest[j];
+    }
+    __syncthreads();
+    if (threadIdx.x < kBlock) {
+      uint32_t best = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w)
+        best = max(best, colMax[w][threadIdx.x]);
+      float colAmax = bitCast<float>(best);
+      float scale = fp8Scale(colAmax, Fp8Format<F8>::kMax, pow2);
+      colScale[threadIdx.x] = scale;
+      int64_t at = (bc * kBlock + threadIdx.x) * tileRows + br;
+      if (amaxT)
+        amaxT[at] = colAmax;
+      scaleInvT[at] = 1.0f / scale;
+    }
+    __syncthreads();
+    float cs[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      cs[j] = colScale[run * kVec + j];
+#pragma unroll
+    for (int i = 0; i < kPasses; ++i) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        v[i][j] *= cs[j];
+      *reinterpret_cast<uint2 *>(tile + (row0 + i * kRowsAPass) * kPitch +
+                                 run * kVec) = encodeVector<F8>(v[i]);
+    }
+    __syncthreads();
+    int col = threadIdx.x % kBlock, half = threadIdx.x / kBlock;
+    uint8_t *dst = outT + (bc * kBlock + col) * ldT + br * kBlock + half * 64;
+    uint32_t words[16];
+#pragma unroll
+    for (int w = 0; w < 16; ++w) {
+      uint32_t word = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        word |= uint32_t(tile[(half * 64 + 4 * w + b) * kPitch + col])
+                << (8 * b);
+      words[w] = word;
+    }
+    if (outTVectorOk) {
+#pragma unroll
+      for (int w = 0; w < 16; w += 4)
+        reinterpret_cast<uint4 *>(dst)[w / 4] =
+            make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
+    } else {
+#pragma unroll
+      for (int w = 0; w < 16; ++w)
+#pragma unroll
+        for (int b = 0; b < 4; ++b)
+          dst[4 * w + b] = uint8_t(words[w] >> (8 * b));
+    }
+    // The next tile's writes to colMax, colScale and tile wait for these
+    // reads.
+    __syncthreads();
+  }
+}
+
 } // namespace quant
 
 using namespace quant;
@@ -371,6 +502,27 @@ cudaError_t launchQuantizeBlocks128x128(slinrt_dtype src, slinrt_dtype dst,
                         dim3(unsigned(std::min<int64_t>(blocks, INT32_MAX))),
                         dim3(kThreads), stream, x, amax, scaleInv, out,
                         outVectorOk, outT, ldT, outTVectorOk, pow2Scales);
+  });
+}
+
+cudaError_t launchQuantizeBlocksDual(slinrt_dtype src, slinrt_dtype dst,
+                                     const Fp8Part &x, float *amax,
+                                     float *scaleInv, uint8_t *out,
+                                     float *scaleInvT, uint8_t *outT,
+                                     bool pow2Scales, cudaStream_t stream) {
+  int64_t ldT = ceilDiv(x.rows, SLINRT_QUANT_BLOCK) * SLINRT_QUANT_BLOCK;
+  int64_t tiles = ldT / SLINRT_QUANT_BLOCK * (x.cols / SLINRT_QUANT_BLOCK);
+  if (tiles <= 0)
+    return cudaSuccess;
+  bool outVectorOk = aligned(out, 8);
+  bool outTVectorOk = aligned(outT, 16); // ldT is a multiple of 128
+  float *amaxT = amax ? amax + x.rows * (x.cols / SLINRT_QUANT_BLOCK) : nullptr;
+  return dispatchQuant(src, dst, [&](auto s, auto f) {
+    return launchKernel(&quantizeBlocksDualKernel<decltype(s), decltype(f)>,
+                        dim3(unsigned(std::min<int64_t>(tiles, INT32_MAX))),
+                        dim3(kThreads), stream, x, amax, scaleInv, out,
+                        outVectorOk, amaxT, scaleInvT, outT, ldT, outTVectorOk,
+                        pow2Scales);
   });
 }
 
