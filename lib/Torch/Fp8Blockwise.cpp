@@ -13,6 +13,11 @@
 //    from copies quantized column-wise from the high-precision tensors (as
 //    TE does), M zero-padded to a multiple of 128 (zeros add nothing).
 //
+// The quantizations are the runtime's one-launch kernels, opaque to
+// Inductor (docs/Design.md, Measured decisions: blockwise quantization in
+// the runtime): x and dy each in one read for both of their copies, the
+// weight parts read in place.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Fp8Blockwise.h"
@@ -30,7 +35,6 @@
 #include <ATen/cuda/CUDAContext.h>
 #endif
 
-#include <cfloat>
 #include <string>
 #include <vector>
 
@@ -42,66 +46,36 @@ constexpr const char *kLinearOp = "splitlinear.fp8_linear";
 constexpr const char *kMmOp = "splitlinear.block_scaled_mm";
 constexpr const char *kServingOp = "splitlinear.fp8_serving_linear";
 
-double fp8Max(at::ScalarType dtype) {
-  return dtype == at::kFloat8_e5m2 ? 57344.0 : 448.0;
+/// x2d [M, K] in 1×128 blocks along its rows (the forward's x, dgrad's dy):
+/// (data [M, K] e4m3, scale_inv [M, K/128]).
+std::tuple<at::Tensor, at::Tensor> quantizeRows(const at::Tensor &x2d,
+                                                bool pow2) {
+  auto [q, unused, scaleInv] = ops().fp8Quantize.call(
+      x2d, at::kFloat8_e4m3fn, "blocks", std::nullopt,
+      /*writeOut=*/true, /*writeTransposed=*/false, pow2);
+  return {q, scaleInv};
 }
 
-/// scale = fp8_max / amax (1 where amax is 0, at most FLT_MAX; NaN stays
-/// NaN), rounded down to a power of 2 with `pow2` by clearing the mantissa:
-/// the runtime's fp8Scale (lib/Runtime/Float8.h), elementwise.
-at::Tensor scaleOf(const at::Tensor &amax, double max, bool pow2) {
-  at::Tensor scale = at::full_like(amax, max).div_(amax).clamp_max_(FLT_MAX);
-  scale = at::where(amax == 0, at::ones_like(scale), scale);
-  if (!pow2)
-    return scale;
-  // 0xFF800000: sign and exponent bits.
-  at::Tensor masked =
-      scale.view(at::kInt)
-          .bitwise_and(static_cast<int64_t>(static_cast<int32_t>(0xFF800000u)))
-          .view(at::kFloat);
-  return at::where(at::isnan(scale), scale, masked);
+/// quantizeRows and the wgrad operand from one read of x2d [M, K]: xᵀ [K,
+/// M'] in 1×128 blocks along M (M' = M rounded up to 128, zero columns past
+/// M: zero rows of x add nothing to a wgrad sum), scale_inv [K, M'/128].
+/// Returns (rows, rows' scale_inv, cols, cols' scale_inv).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>
+quantizeRowsAndCols(const at::Tensor &x2d, bool pow2) {
+  return ops().fp8QuantizeDual.call(x2d, at::kFloat8_e4m3fn, std::nullopt,
+                                    "blocks", pow2);
 }
 
-at::Tensor saturate(const at::Tensor &v, at::ScalarType dtype) {
-  double max = fp8Max(dtype);
-  return v.clamp(-max, max).to(dtype);
-}
-
-/// `x` [R, blocks·128] in 1×128 blocks along its rows (quantizeBlocks1x128's
-/// rule), with the block count given so that a symbolic size stays exact.
-std::tuple<at::Tensor, at::Tensor> quantizeRowBlocks(const at::Tensor &x,
-                                                     const c10::SymInt &blocks,
-                                                     at::ScalarType dtype,
-                                                     bool pow2) {
-  c10::SymInt r = x.sym_size(0);
-  at::Tensor xf = x.to(at::kFloat).reshape_symint({r, blocks, kFp8Block});
-  at::Tensor scale = scaleOf(xf.abs().amax(-1), fp8Max(dtype), pow2);
-  at::Tensor q = saturate(xf * scale.unsqueeze(-1), dtype)
-                     .view_symint({r, blocks * kFp8Block});
-  return {q, scale.reciprocal()};
-}
-
-/// The column-wise quantization of `t` [M, C] for wgrad: tᵀ [C, M'] (M'
-/// = M rounded up to 128 with zero rows) in 1×128 blocks along M,
-/// scale_inv [C, M'/128]. The blocks are taken in t's own layout (an amax
-/// over each 128 rows of a column, then the cast), and only the FP8 bytes
-/// and the scales are transposed (docs/Design.md, Measured decisions:
-/// blockwise wgrad copies in the tensor's own layout). Padded always, by a
-/// symbolic amount that may be 0: a branch on M mod 128 would specialize M
-/// under dynamic shapes.
-std::tuple<at::Tensor, at::Tensor>
-quantizeColumns(const at::Tensor &t, at::ScalarType dtype, bool pow2) {
-  c10::SymInt rows = t.sym_size(0), cols = t.sym_size(1);
-  c10::SymInt blocks = (rows + (kFp8Block - 1)) / kFp8Block;
-  // A cat with zeros: constant_pad_nd's fake kernel refuses a symbolic pad.
-  at::Tensor zeros = t.new_zeros_symint({blocks * kFp8Block - rows, cols});
-  at::Tensor tf = at::cat({t, zeros})
-                      .to(at::kFloat)
-                      .reshape_symint({blocks, kFp8Block, cols});
-  at::Tensor scale = scaleOf(tf.abs().amax(1), fp8Max(dtype), pow2);
-  at::Tensor q = saturate(tf * scale.unsqueeze(1), dtype)
-                     .view_symint({blocks * kFp8Block, cols});
-  return {q.t().contiguous(), scale.reciprocal().t().contiguous()};
+/// The parts' 128×128 blocks, read in place: (W8 [N, K], scale_inv [N/128,
+/// K/128]), or with `transposed` dgrad's (W8ᵀ [K, N], scale_inv [K/128,
+/// N/128]): a block of W8ᵀ is a block of W8 transposed, same scale.
+std::tuple<at::Tensor, at::Tensor> quantizeWeight(at::TensorList weight,
+                                                  bool transposed, bool pow2) {
+  auto [w8, w8t, sw] = ops().fp8QuantizeWeightBlocks.call(
+      weight, at::kFloat8_e4m3fn, !transposed, transposed, pow2);
+  if (!transposed)
+    return {w8, sw};
+  return {w8t, sw.t().contiguous()};
 }
 
 bool isFp8(at::ScalarType s) {
@@ -197,26 +171,6 @@ at::Tensor blockScaledMmCuda(const at::Tensor &a, const at::Tensor &aScaleInv,
 
 } // namespace
 
-std::tuple<at::Tensor, at::Tensor>
-splitlinear::quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype,
-                                 bool pow2) {
-  return quantizeRowBlocks(x, x.sym_size(1) / kFp8Block, dtype, pow2);
-}
-
-std::tuple<at::Tensor, at::Tensor>
-splitlinear::quantizeBlocks128x128(const at::Tensor &w, at::ScalarType dtype,
-                                   bool pow2) {
-  c10::SymInt n = w.sym_size(0), k = w.sym_size(1);
-  c10::SymInt nb = n / kFp8Block, kb = k / kFp8Block;
-  at::Tensor wf =
-      w.to(at::kFloat).reshape_symint({nb, kFp8Block, kb, kFp8Block});
-  at::Tensor scale =
-      scaleOf(wf.abs().amax(std::vector<int64_t>{1, 3}), fp8Max(dtype), pow2);
-  at::Tensor q = saturate(wf * scale.view_symint({nb, 1, kb, 1}), dtype)
-                     .view_symint({n, k});
-  return {q, scale.reciprocal()};
-}
-
 at::Tensor splitlinear::blockScaledMm(
     const at::Tensor &a, const at::Tensor &aScaleInv, const at::Tensor &b,
     const at::Tensor &bScaleInv, c10::string_view bBlocks,
@@ -296,30 +250,22 @@ void splitlinear::checkBlockwiseCache(bool cacheWeights, const char *op) {
 
 namespace {
 
-/// The weight parts as one [N, K] tensor: under torch.compile Inductor
-/// reads the parts in place inside the quantization kernel.
-at::Tensor concatWeight(at::TensorList weight) {
-  return weight.size() == 1 ? weight[0] : at::cat(weight);
-}
-
 at::Tensor concatBias(std::optional<at::TensorList> bias) {
   if (!bias)
     return at::Tensor();
   return bias->size() == 1 ? (*bias)[0] : at::cat(*bias);
 }
 
-/// The forward GEMM of the recipe: x2d [M, K] and the parts.
-at::Tensor forwardGemm(const at::Tensor &x2d, at::TensorList weight,
-                       const at::Tensor &bias, at::ScalarType outDtype,
-                       bool pow2) {
-  const OpHandles &h = ops();
-  auto [x8, sx] = quantizeBlocks1x128(x2d, at::kFloat8_e4m3fn, pow2);
-  auto [w8, sw] =
-      quantizeBlocks128x128(concatWeight(weight), at::kFloat8_e4m3fn, pow2);
-  return h.blockScaledMm.call(x8, sx, w8, sw, "128x128",
-                              bias.defined() ? std::optional<at::Tensor>(bias)
-                                             : std::nullopt,
-                              outDtype);
+/// The forward GEMM of the recipe: x2d [M, K] quantized as x8, sx, and
+/// the parts.
+at::Tensor forwardGemm(const at::Tensor &x8, const at::Tensor &sx,
+                       at::TensorList weight, const at::Tensor &bias,
+                       at::ScalarType outDtype, bool pow2) {
+  auto [w8, sw] = quantizeWeight(weight, /*transposed=*/false, pow2);
+  return ops().blockScaledMm.call(
+      x8, sx, w8, sw, "128x128",
+      bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt,
+      outDtype);
 }
 
 std::vector<c10::SymInt> outputShape(const at::Tensor &input,
@@ -356,13 +302,19 @@ public:
         saved.push_back(w.detach());
     at::AutoDispatchBelowADInplaceOrView guard;
     at::Tensor x2d = flatten2d(input);
-    at::Tensor y =
-        forwardGemm(x2d, weight, concatBias(bias), input.scalar_type(), pow2);
+    at::Tensor x8, sx;
     if (call.needs.anyWeight()) {
-      auto [x8t, sxt] = quantizeColumns(x2d, at::kFloat8_e4m3fn, pow2);
-      saved.push_back(x8t);
-      saved.push_back(sxt);
+      auto [rows, rowsScaleInv, cols, colsScaleInv] =
+          quantizeRowsAndCols(x2d, pow2);
+      x8 = rows;
+      sx = rowsScaleInv;
+      saved.push_back(cols);
+      saved.push_back(colsScaleInv);
+    } else {
+      std::tie(x8, sx) = quantizeRows(x2d, pow2);
     }
+    at::Tensor y = forwardGemm(x8, sx, weight, concatBias(bias),
+                               input.scalar_type(), pow2);
     ctx->save_for_backward(saved);
     ctx->saved_data["pow2"] = pow2;
     ctx->saved_data["weight_dtype"] = weight[0].scalar_type();
@@ -386,23 +338,27 @@ public:
     const OpHandles &h = ops();
     torch::autograd::variable_list grads(1 + n + (call.hasBias ? n : 0) + 3);
     at::Tensor g2d = flatten2d(grad);
+    // dy in 1×128 blocks along N (dgrad) and along M (wgrad), from one read
+    // when both are needed (wgrad alone takes the dual too: rare, a frozen
+    // input).
+    at::Tensor dy8, sdy, dy8t, sdyt;
+    if (needs.anyWeight())
+      std::tie(dy8, sdy, dy8t, sdyt) = quantizeRowsAndCols(g2d, pow2);
+    else
+      std::tie(dy8, sdy) = quantizeRows(g2d, pow2);
     size_t next = 0;
     if (needs.input) {
       std::vector<at::Tensor> weight(saved.begin(), saved.begin() + n);
       next += n;
-      // W8ᵀ: the forward's W8 and scales, transposed (exact).
-      auto [w8, sw] =
-          quantizeBlocks128x128(concatWeight(weight), at::kFloat8_e4m3fn, pow2);
-      auto [dy8, sdy] = quantizeBlocks1x128(g2d, at::kFloat8_e4m3fn, pow2);
-      at::Tensor dx = h.blockScaledMm.call(dy8, sdy, w8.t().contiguous(),
-                                           sw.t().contiguous(), "128x128",
+      // W8ᵀ: the forward's W8 and scales, transposed (the same bytes).
+      auto [w8t, swt] = quantizeWeight(weight, /*transposed=*/true, pow2);
+      at::Tensor dx = h.blockScaledMm.call(dy8, sdy, w8t, swt, "128x128",
                                            std::nullopt, inputDtype);
       grads[0] = dx.view_symint(outputShape(grad, dx.sym_size(1)));
     }
     if (needs.anyWeight()) {
       const at::Tensor &x8t = saved[next];
       const at::Tensor &sxt = saved[next + 1];
-      auto [dy8t, sdyt] = quantizeColumns(g2d, at::kFloat8_e4m3fn, pow2);
       // One GEMM per run of consecutive trainable parts: dyᵀ's rows are
       // per output column, so a run's rows (and their 1×128 scales along M)
       // are a row block.
@@ -435,8 +391,9 @@ at::Tensor splitlinear::fp8LinearBlockwise(const at::Tensor &input,
                                            bool pow2) {
   checkFp8LinearArgs(input, weight, bias, kLinearOp);
   checkBlockwiseArgs(input, weight, kLinearOp);
-  at::Tensor y = forwardGemm(flatten2d(input), weight, concatBias(bias),
-                             input.scalar_type(), pow2);
+  auto [x8, sx] = quantizeRows(flatten2d(input), pow2);
+  at::Tensor y =
+      forwardGemm(x8, sx, weight, concatBias(bias), input.scalar_type(), pow2);
   return y.view_symint(outputShape(input, y.sym_size(1)));
 }
 
@@ -525,9 +482,8 @@ at::Tensor splitlinear::fp8ServingLinearBlockwise(
                 " (the output's dtype), got ", b.scalar_type(), " on ",
                 b.device());
   }
-  // The runtime's 1×128 quantization (one launch, the same bytes as
-  // quantizeBlocks1x128): this op is opaque to Inductor, which would
-  // otherwise leave about ten ATen kernels per call.
+  // The runtime's 1×128 quantization: one launch, the training recipe's
+  // rule with exact scales.
   auto [x8, unused, sx] =
       fp8Quantize(input, at::kFloat8_e4m3fn, "blocks", std::nullopt,
                   /*writeOut=*/true, /*writeTransposed=*/false,

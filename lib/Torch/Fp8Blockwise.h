@@ -8,11 +8,12 @@
 // weight block crosses a part boundary, so each part keeps its own scales in
 // the forward, dgrad and wgrad (docs/Design.md, "FP8").
 //
-// The quantizations are ATen compositions (under torch.compile, Inductor
-// fuses each into one kernel); the GEMM is `block_scaled_mm`, opaque to
-// tracing: cuBLASLt's VEC128_32F / BLK128x128_32F scale modes through
-// at::_scaled_mm on sm_90, an exact dequantize-then-GEMM emulation on the
-// CPU.
+// The quantizations are the runtime's one-launch kernels (`fp8_quantize`,
+// `fp8_quantize_dual` and `fp8_quantize_weight_blocks` with 1×128 and
+// 128×128 blocks); the GEMM is `block_scaled_mm`. All are opaque to
+// tracing. The GEMM is cuBLASLt's VEC128_32F / BLK128x128_32F scale modes
+// through at::_scaled_mm on sm_90, an exact dequantize-then-GEMM emulation
+// on the CPU.
 //
 // Schema:
 //   block_scaled_mm(Tensor a, Tensor a_scale_inv, Tensor b,
@@ -36,20 +37,6 @@ namespace splitlinear {
 /// The block length of the recipe: 128 elements along the contraction
 /// (DeepSeek-V3, TE's Float8BlockScaling, cuBLASLt's VEC128/BLK128x128).
 constexpr int64_t kFp8Block = 128;
-
-/// Quantizes `x` [R, C] (float32/float16/bfloat16; C a multiple of 128)
-/// to `dtype` in 1×128 blocks along C: scale = fp8_max / amax of the block
-/// (1 for an all-zero block, at most FLT_MAX), rounded down to a power of 2
-/// with `pow2`; out = saturate(round(x · scale)). Returns (out [R, C],
-/// scale_inv [R, C/128] float32 = 1 / scale). Symbolic sizes stay symbolic.
-std::tuple<at::Tensor, at::Tensor>
-quantizeBlocks1x128(const at::Tensor &x, at::ScalarType dtype, bool pow2);
-
-/// Quantizes `w` [N, K] (N and K multiples of 128) to `dtype` in 128×128
-/// blocks, with the scale rule of quantizeBlocks1x128. Returns (out [N, K],
-/// scale_inv [N/128, K/128] float32).
-std::tuple<at::Tensor, at::Tensor>
-quantizeBlocks128x128(const at::Tensor &w, at::ScalarType dtype, bool pow2);
 
 /// y [M, N] = (a ⊙ a_scale_inv) · (b ⊙ b_scale_inv)ᵀ (+ bias) in
 /// `outDtype`: `a` [M, K] FP8 with scale_inv [M, K/128] (1×128 blocks),

@@ -304,19 +304,35 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
                              c10::string_view axis, bool pow2Scales) {
   constexpr const char *op = "splitlinear.fp8_quantize_dual";
   checkQuantizeArgs(input, dtype, op);
-  TORCH_CHECK(axis == "tensor" || axis == "rows", op,
-              ": axis must be \"tensor\" or \"rows\", got \"", axis, "\"");
-  bool rows = axis == "rows";
-  TORCH_CHECK(rows || colScale.has_value(), op,
+  TORCH_CHECK(axis == "tensor" || axis == "rows" || axis == "blocks", op,
+              ": axis must be \"tensor\", \"rows\" or \"blocks\", got \"", axis,
+              "\"");
+  bool rows = axis == "rows", blocks = axis == "blocks";
+  TORCH_CHECK(rows || blocks || colScale.has_value(), op,
               ": col_scale is required with axis \"tensor\"");
+  TORCH_CHECK(!blocks || !colScale.has_value(), op,
+              ": col_scale is not supported with axis \"blocks\"");
+  TORCH_CHECK(!blocks || input.size(-1) % SLINRT_QUANT_BLOCK == 0, op,
+              ": input has K = ", input.size(-1),
+              " features; axis \"blocks\" needs a multiple of ",
+              SLINRT_QUANT_BLOCK);
   SPLITLINEAR_DEVICE_GUARD(input);
   auto [x, m, k, scale] = quantizeInput(input, colScale, op);
   auto fp8 = input.options().dtype(dtype);
-  at::Tensor out = at::empty({m, k}, fp8);
-  at::Tensor outT = at::empty({k, m}, fp8);
   auto f32 = input.options().dtype(at::kFloat);
-  at::Tensor scaleInv = at::empty({rows ? m : 1}, f32);
-  at::Tensor scaleInvT = at::empty({rows ? k : 1}, f32);
+  at::Tensor out = at::empty({m, k}, fp8);
+  at::Tensor outT, scaleInv, scaleInvT;
+  if (blocks) {
+    // outT [K, M'], M' = M rounded up to 128 (zero columns past M).
+    int64_t mBlocks = (m + SLINRT_QUANT_BLOCK - 1) / SLINRT_QUANT_BLOCK;
+    outT = at::empty({k, mBlocks * SLINRT_QUANT_BLOCK}, fp8);
+    scaleInv = at::empty({m, k / SLINRT_QUANT_BLOCK}, f32);
+    scaleInvT = at::empty({k, mBlocks}, f32);
+  } else {
+    outT = at::empty({k, m}, fp8);
+    scaleInv = at::empty({rows ? m : 1}, f32);
+    scaleInvT = at::empty({rows ? k : 1}, f32);
+  }
   if (m == 0 || k == 0) {
     scaleInv.fill_(1.0);
     scaleInvT.fill_(1.0);
@@ -328,7 +344,11 @@ splitlinear::fp8QuantizeDual(const at::Tensor &input, at::ScalarType dtype,
   auto src = static_cast<slinrt_dtype>(dtypeCode(x.scalar_type()));
   auto dst = static_cast<slinrt_dtype>(fp8DtypeCode(dtype));
   const float *cs = scale.defined() ? floatData(scale) : nullptr;
-  if (rows) {
+  if (blocks) {
+    slinrt_quantize_fp8_dual_blocks(
+        ctx, src, dst, &desc, nullptr, floatData(scaleInv), bytes(out),
+        floatData(scaleInvT), bytes(outT), scaleRule(pow2Scales));
+  } else if (rows) {
     slinrt_quantize_fp8_dual_rows(
         ctx, src, dst, &desc, cs, nullptr, floatData(scaleInv), bytes(out),
         floatData(scaleInvT), bytes(outT), scaleRule(pow2Scales));

@@ -102,7 +102,13 @@ fp8Quantize(const at::Tensor &input, at::ScalarType dtype,
 /// (slinrt_quantize_fp8_dual_rows; colScale optional): out per row (scale_inv
 /// [M]) and out_t per column of input (scale_inv [K]); equal to
 /// fp8Quantize(input, dtype, "rows", colScale, true, false) and
-/// fp8Quantize(input, dtype, "cols", nullopt, false, true). Returns (out,
+/// fp8Quantize(input, dtype, "cols", nullopt, false, true). axis "blocks"
+/// (slinrt_quantize_fp8_dual_blocks; no colScale, K a multiple of 128): out
+/// in 1x128 blocks along the rows (scale_inv [M, K/128]; bit for bit
+/// fp8Quantize(input, dtype, "blocks", ...)) and out_t [K, M'] (M' = M
+/// rounded up to 128, zero past M) in 1x128 blocks along M (scale_inv_t [K,
+/// M'/128]), the operands of the block-scaled recipe's forward or dgrad and
+/// of its wgrad. Returns (out,
 /// scale_inv, out_t, scale_inv_t). colScale: float32 [K] on input's device.
 /// `pow2Scales` as for fp8Quantize. Raises naming the argument for a bad
 /// dtype, axis, device or length.

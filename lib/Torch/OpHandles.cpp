@@ -25,6 +25,8 @@ const OpHandles &splitlinear::ops() {
       typedOp<Fp8QuantizeSig>("splitlinear::fp8_quantize"),
       typedOp<Fp8QuantizeDualSig>("splitlinear::fp8_quantize_dual"),
       typedOp<Fp8CastPartsSig>("splitlinear::fp8_cast_parts"),
+      typedOp<Fp8QuantizeWeightBlocksSig>(
+          "splitlinear::fp8_quantize_weight_blocks"),
       typedOp<ScaledLinearSig>("splitlinear::scaled_linear"),
       typedOp<Fp8LinearSig>("splitlinear::fp8_linear"),
       typedOp<BlockScaledMmSig>("splitlinear::block_scaled_mm")};

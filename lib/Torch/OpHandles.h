@@ -36,6 +36,10 @@ using Fp8CastPartsSig =
                                                                at::ScalarType,
                                                                bool, bool,
                                                                bool);
+using Fp8QuantizeWeightBlocksSig =
+    std::tuple<at::Tensor, at::Tensor, at::Tensor>(at::TensorList,
+                                                   at::ScalarType, bool, bool,
+                                                   bool);
 using ScaledLinearSig = at::Tensor(const at::Tensor &, const at::Tensor &,
                                    at::TensorList, const at::Tensor &,
                                    std::optional<at::TensorList>,
@@ -59,6 +63,7 @@ struct OpHandles {
   c10::TypedOperatorHandle<Fp8QuantizeSig> fp8Quantize;
   c10::TypedOperatorHandle<Fp8QuantizeDualSig> fp8QuantizeDual;
   c10::TypedOperatorHandle<Fp8CastPartsSig> fp8CastParts;
+  c10::TypedOperatorHandle<Fp8QuantizeWeightBlocksSig> fp8QuantizeWeightBlocks;
   c10::TypedOperatorHandle<ScaledLinearSig> scaledLinear;
   c10::TypedOperatorHandle<Fp8LinearSig> fp8Linear;
   c10::TypedOperatorHandle<BlockScaledMmSig> blockScaledMm;

@@ -69,7 +69,7 @@ FP8_AXES: tuple[str, ...] = get_args(Fp8Axis)
 
 #: ``fp8_quantize_dual``'s axis: both copies tensorwise, or the row-major copy per row and the
 #: transposed one per column.
-Fp8DualAxis = Literal["tensor", "rows"]
+Fp8DualAxis = Literal["tensor", "rows", "blocks"]
 FP8_DUAL_AXES: tuple[str, ...] = get_args(Fp8DualAxis)
 
 #: c10's names of the scalar types (``operator<<(ScalarType)``), which the C++ messages print.

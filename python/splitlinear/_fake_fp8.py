@@ -161,10 +161,18 @@ def _fp8_quantize_dual_fake(input: Tensor, dtype: torch.dtype, col_scale: Tensor
     _check_high_precision(input.dtype, who, "input")
     _check_fp8_target(dtype, who)
     torch._check(axis in FP8_DUAL_AXES, lambda: f'{who}: axis must be {_quoted(FP8_DUAL_AXES)}, got "{axis}"')
-    torch._check(axis == "rows" or col_scale is not None, lambda: f'{who}: col_scale is required with axis "tensor"')
+    torch._check(axis != "tensor" or col_scale is not None, lambda: f'{who}: col_scale is required with axis "tensor"')
+    torch._check(axis != "blocks" or col_scale is None, lambda: f'{who}: col_scale is not supported with axis "blocks"')
     if col_scale is not None:
         _check_col_scale(col_scale, input, who)
     m, k = _rows(input), input.shape[-1]
+    if axis == "blocks":
+        torch._check(k % FP8_BLOCK == 0,
+                     lambda: f'{who}: input has K = {k} features; axis "blocks" needs a multiple of {FP8_BLOCK}')
+        m_blocks = (m + FP8_BLOCK - 1) // FP8_BLOCK
+        return (input.new_empty((m, k), dtype=dtype), input.new_empty((m, k // FP8_BLOCK), dtype=torch.float32),
+                input.new_empty((k, m_blocks * FP8_BLOCK), dtype=dtype),
+                input.new_empty((k, m_blocks), dtype=torch.float32))
     rows = axis == "rows"
     return (input.new_empty((m, k), dtype=dtype), input.new_empty((m if rows else 1,), dtype=torch.float32),
             input.new_empty((k, m), dtype=dtype), input.new_empty((k if rows else 1,), dtype=torch.float32))

@@ -444,7 +444,14 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
     write_transposed=True)``. Axis ``"rows"``: ``data`` per row and ``data_t``
     per column of ``input``, bit for bit ``fp8_quantize(input, dtype, "rows",
     col_scale=col_scale)`` and ``fp8_quantize(input, dtype, "cols",
-    write_out=False, write_transposed=True)``. On CUDA, axis ``"tensor"`` and
+    write_out=False, write_transposed=True)``. Axis ``"blocks"`` (no
+    ``col_scale``; K a multiple of 128), the block-scaled recipe's operands as
+    TransformerEngine's ``Float8BlockScaling`` makes them: ``data`` in 1×128
+    blocks along the rows, ``scale_inv`` ``[M, K/128]``, bit for bit
+    ``fp8_quantize(input, dtype, "blocks")``; ``data_t`` ``[K, M']`` (M'
+    = M rounded up to 128, zero past M) in 1×128 blocks along M,
+    ``scale_inv_t`` ``[K, M'/128]``; on CUDA one launch per 128×128 tile. On
+    CUDA, axis ``"tensor"`` and
     rows wider than 16384 elements take one amax pass for both maxima and one
     cast writing both copies, so ``input`` is read twice instead of three or
     four times (narrower rows take the two quantizations, faster there on the
@@ -454,15 +461,16 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
         input: float32, float16 or bfloat16, at least 1-D.
         dtype: ``torch.float8_e4m3fn`` or ``torch.float8_e5m2``.
         col_scale: float32 ``[K]`` on ``input``'s device; required for axis
-            ``"tensor"``.
-        axis: ``"tensor"`` or ``"rows"``.
+            ``"tensor"``, refused with ``"blocks"``.
+        axis: ``"tensor"``, ``"rows"`` or ``"blocks"``.
         pow2_scales: as for :func:`fp8_quantize`, for both copies.
 
     Returns:
         :class:`Fp8QuantizedDual` ``(data, scale_inv, data_t, scale_inv_t)``.
 
     Raises:
-        RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``.
+        RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``,
+            or with ``"blocks"`` a K that is not a multiple of 128.
     """
     return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale, axis, pow2_scales))
 

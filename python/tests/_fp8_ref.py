@@ -260,7 +260,8 @@ def block_gemm(a8: Tensor, sa: Tensor, b8: Tensor, sb: Tensor, bias: Tensor | No
     return Gemm(exact, (a.shape[1] + 3) * 2.0**-24 * mag)
 
 
-def _pad_rows(t: Tensor) -> Tensor:
+def pad_rows(t: Tensor) -> Tensor:
+    """``t`` [M, C] with zero rows appended up to a multiple of 128 (the recipe's wgrad operands)."""
     pad = -t.shape[0] % BLOCK
     return torch.cat([t, t.new_zeros(pad, t.shape[1])]) if pad else t
 
@@ -283,8 +284,8 @@ def fp8_linear_blockwise(x: Tensor, weight: list[Tensor], bias: list[Tensor] | N
     g = dy.detach().reshape(-1, dy.shape[-1]).cpu().float()
     gq, sg = quantize_blocks(g, 1, pow2)
     dx = block_gemm(gq, sg, w8.t().contiguous(), sw.t().contiguous())
-    gt, sgt = quantize_blocks(_pad_rows(g).t().contiguous(), 1, pow2)
-    xt, sxt = quantize_blocks(_pad_rows(x2).t().contiguous(), 1, pow2)
+    gt, sgt = quantize_blocks(pad_rows(g).t().contiguous(), 1, pow2)
+    xt, sxt = quantize_blocks(pad_rows(x2).t().contiguous(), 1, pow2)
     dw = block_gemm(gt, sgt, xt, sxt)
     db = g.double().sum(0) if bias is not None else None
     return LinearRef(y, dx, dw, db)

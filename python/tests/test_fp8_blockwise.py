@@ -15,8 +15,8 @@ import warnings
 import pytest
 import torch
 from _fp8_models import Block
-from _fp8_ref import (BLOCK, assert_within_ulp, block_gemm, fp8_linear_blockwise, fresh, quantize_blocks,
-                     tensor_core_bound)
+from _fp8_ref import (BLOCK, assert_within_ulp, block_gemm, fp8_linear_blockwise, fresh, pad_rows,
+                     quantize_blocks, tensor_core_bound)
 from _util import compile_sl
 from torch.utils.checkpoint import checkpoint
 
@@ -94,6 +94,33 @@ def test_fp8_quantize_blocks_matches_emulation(op, device: str, pow2: bool) -> N
         splitlinear.ops.fp8_quantize(x[..., :200], torch.float8_e4m3fn, "blocks")
     with pytest.raises(RuntimeError, match=r'fp8_quantize: write_transposed is not supported with axis "blocks"'):
         splitlinear.ops.fp8_quantize(x, torch.float8_e4m3fn, "blocks", write_transposed=True)
+
+
+@pytest.mark.parametrize("pow2", [False, True], ids=["fp32_scales", "pow2_scales"])
+def test_fp8_quantize_dual_blocks_matches_emulation(op, device: str, pow2: bool) -> None:
+    """``fp8_quantize_dual(axis="blocks")`` (x and dy of the recipe, both copies from one read) gives
+    the emulation's 1x128 row blocks and its 1x128 blocks along M of xᵀ zero-padded to 256 tokens
+    (150 rows: a partial last block), bytes and scales; the fake kernel's shapes agree."""
+    torch.manual_seed(47)
+    # Magnitudes that differ along both axes, so that a block taken along the wrong one would show.
+    rows = torch.logspace(-3, 3, 150, device=device).reshape(3, 50, 1)
+    cols = torch.tensor([1.0, 64.0, 1 / 64], device=device).repeat_interleave(BLOCK)
+    x = (torch.randn(3, 50, 384, device=device) * rows * cols).to(torch.bfloat16)
+    q, scale_inv, q_t, scale_inv_t = splitlinear.ops.fp8_quantize_dual(x, torch.float8_e4m3fn, axis="blocks",
+                                                                       pow2_scales=pow2)
+    x2 = x.reshape(150, 384)
+    want_q, want_s = quantize_blocks(x2, 1, pow2)
+    want_qt, want_st = quantize_blocks(pad_rows(x2.cpu()).t().contiguous(), 1, pow2)
+    assert q.shape == (150, 384) and scale_inv.shape == (150, 3)
+    assert q_t.shape == (384, 256) and scale_inv_t.shape == (384, 2)
+    assert torch.equal(q.cpu().view(torch.uint8), want_q.view(torch.uint8))
+    assert torch.equal(scale_inv.cpu(), want_s)
+    assert torch.equal(q_t.cpu().view(torch.uint8), want_qt.view(torch.uint8))
+    assert torch.equal(scale_inv_t.cpu(), want_st)
+    with torch._subclasses.FakeTensorMode() as mode:
+        fake = torch.ops.splitlinear.fp8_quantize_dual(mode.from_tensor(x), torch.float8_e4m3fn, None, "blocks",
+                                                      pow2)
+    assert [tuple(t.shape) for t in fake] == [(150, 384), (150, 3), (384, 256), (384, 2)]
 
 
 @pytest.mark.parametrize("pow2", [True, False])

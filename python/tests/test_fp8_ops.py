@@ -388,7 +388,12 @@ ERRORS: list[tuple[str, Callable[[], object], str]] = [
      "weight[0] has 48 columns but input has K = 32"),
     # fp8_quantize_dual
     ("d-axis", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(32), "cols"),
-     'fp8_quantize_dual: axis must be "tensor" or "rows", got "cols"'),
+     'fp8_quantize_dual: axis must be "tensor", "rows" or "blocks", got "cols"'),
+    ("d-blocks-col-scale",
+     lambda: torch.ops.splitlinear.fp8_quantize_dual(torch.randn(4, 128), E4M3, torch.ones(128), "blocks"),
+     'fp8_quantize_dual: col_scale is not supported with axis "blocks"'),
+    ("d-blocks-k", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E4M3, None, "blocks"),
+     'fp8_quantize_dual: input has K = 32 features; axis "blocks" needs a multiple of 128'),
     ("d-no-scale", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, None),
      'fp8_quantize_dual: col_scale is required with axis "tensor"'),
     ("d-scale-len", lambda: torch.ops.splitlinear.fp8_quantize_dual(_x(), E5M2, torch.ones(16), "rows"),
