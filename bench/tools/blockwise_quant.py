@@ -1,13 +1,13 @@
-"""The quantizations and GEMMs of the blockwise FP8 recipe, each timed alone under ``torch.compile``.
+"""The quantizations and GEMMs of the blockwise FP8 recipe, each timed alone.
 
 For Llama-3-8B layer sizes (8192 tokens), against the copy bandwidth of the same tensor and the
-tensorwise GEMM of the same shape. Each quantization is written as ATen ops, the way
-``lib/Torch/Fp8Blockwise.cpp`` traces into the graph, in two forms for the column-wise (wgrad)
-copy: ``transpose-first`` (pad, transpose to contiguous, then 1x128 blocks along the rows, as the
-op does) and ``blocks-first`` (the block amax over 128 rows in place, the cast, then the
-transpose of the FP8 bytes), next to the runtime's one-launch kernels for the same quantizations
-(``fp8_quantize`` axis ``"blocks"``, ``fp8_quantize_weight_blocks``). GPU medians over ``--reps``
-runs, CUDA events.
+tensorwise GEMM of the same shape. The runtime's one-launch kernels that ``lib/Torch/Fp8Blockwise.cpp``
+calls (``fp8_quantize`` axis ``"blocks"``; ``fp8_quantize_dual`` axis ``"blocks"``, both copies of x
+or dy from one read; ``fp8_quantize_weight_blocks``) next to the same quantizations written as ATen
+ops and compiled by Inductor, with two forms for the column-wise (wgrad) copy: ``transpose-first``
+(pad, transpose to contiguous, then 1x128 blocks along the rows) and ``blocks-first`` (the block
+amax over 128 rows in place, the cast, then the transpose of the FP8 bytes). GPU medians over
+``--reps`` runs, CUDA events.
 
     python bench/tools/blockwise_quant.py [--reps 50]
 """
@@ -105,6 +105,9 @@ def main() -> int:
         ms = time_ms(lambda: torch.ops.splitlinear.fp8_quantize(x, E4M3, "blocks", None, True, False, True),
                      args.reps)
         print(f"  {'rows 1x128, runtime':22s} {ms:.3f} ms ({moved / ms / 1e6:.0f} GB/s)")
+        ms = time_ms(lambda: torch.ops.splitlinear.fp8_quantize_dual(x, E4M3, None, "blocks", True), args.reps)
+        both = x.numel() * 4  # read bf16 once, write both FP8 copies
+        print(f"  {'rows + cols, runtime':22s} {ms:.3f} ms ({both / ms / 1e6:.0f} GB/s)")
     for n, k in ((6144, 4096), (28672, 4096), (4096, 14336)):
         w = torch.randn(n, k, device=dev, dtype=torch.bfloat16)
         for name, fn in (("one reduction", weight_128x128), ("two reductions", weight_128x128_two_stage)):
