@@ -79,6 +79,18 @@ def _parts(op: str, name: str, value: Sequence[Tensor], what: str = "2-D tensors
     return list(value)
 
 
+def _tensor(op: str, name: str, value: Tensor) -> Tensor:
+    """``value`` itself when it is a tensor.
+
+    Raises:
+        TypeError: naming ``op`` and ``name``, where the dispatcher would say only that the
+            schema has no fallback for calls without tensor arguments.
+    """
+    if not isinstance(value, Tensor):
+        raise TypeError(f"splitlinear.{op}: {name} must be a Tensor, got {type(value).__name__}")
+    return value
+
+
 def _bias_parts(op: str, bias: Sequence[Tensor] | None) -> list[Tensor] | None:
     """``bias`` checked as :func:`_parts` does (None stays None: no bias at all)."""
     return None if bias is None else _parts(op, "bias", bias, "1-D tensors")
@@ -103,7 +115,7 @@ def linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] | Non
             (e.g. ``weight[1] has 32 columns but input has K = 16``).
     """
     # The overload, not the packet: the packet's overload resolution costs ~16 us per call.
-    return _LINEAR(input, _parts("linear", "weight", weight), _bias_parts("linear", bias))
+    return _LINEAR(_tensor("linear", "input", input), _parts("linear", "weight", weight), _bias_parts("linear", bias))
 
 
 def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, bias: bool,
@@ -297,8 +309,8 @@ def fp8_linear(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Tensor] |
             another dtype than the input, FP8 on a GPU below sm89, or
             ``blockwise`` on a GPU other than sm_90.
     """
-    return _FP8_LINEAR(input, _parts("fp8_linear", "weight", weight), _bias_parts("fp8_linear", bias), recipe,
-                       cache_weights)
+    return _FP8_LINEAR(_tensor("fp8_linear", "input", input), _parts("fp8_linear", "weight", weight),
+                       _bias_parts("fp8_linear", bias), recipe, cache_weights)
 
 
 def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tensor], weight_scale_inv: Tensor,
@@ -336,7 +348,8 @@ def scaled_linear(input: Tensor, input_scale_inv: Tensor, weight: Sequence[Tenso
         RuntimeError: naming the argument, for a dtype, shape, scale size or
             device that does not fit, e5m2 × e5m2, or a GPU below sm89.
     """
-    return _SCALED_LINEAR(input, input_scale_inv, _parts("scaled_linear", "weight", weight), weight_scale_inv,
+    return _SCALED_LINEAR(_tensor("scaled_linear", "input", input), input_scale_inv,
+                          _parts("scaled_linear", "weight", weight), weight_scale_inv,
                           _bias_parts("scaled_linear", bias), out_dtype, fast_accum)
 
 
@@ -387,7 +400,7 @@ def fp8_serving_linear(input: Tensor, weight: Sequence[Tensor], weight_scale_inv
             or size, shape or device, or a GPU below sm89.
     """
     op = "fp8_serving_linear"
-    return _FP8_SERVING_LINEAR(input, _parts(op, "weight", weight),
+    return _FP8_SERVING_LINEAR(_tensor(op, "input", input), _parts(op, "weight", weight),
                                _parts(op, "weight_scale_inv", weight_scale_inv, "float32 tensors"),
                                _bias_parts(op, bias), axis, out_dtype, fast_accum, input_scale_inv)
 
@@ -427,7 +440,8 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
             ``col_scale``, or with ``"blocks"`` a K that is not a multiple of 128 or
             ``write_transposed``.
     """
-    return Fp8Quantized(*_FP8_QUANTIZE(input, dtype, axis, col_scale, write_out, write_transposed, pow2_scales))
+    return Fp8Quantized(*_FP8_QUANTIZE(_tensor("fp8_quantize", "input", input), dtype, axis, col_scale, write_out,
+                                       write_transposed, pow2_scales))
 
 
 def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | None = None,
@@ -472,7 +486,8 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
         RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``,
             or with ``"blocks"`` a K that is not a multiple of 128.
     """
-    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(input, dtype, col_scale, axis, pow2_scales))
+    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(_tensor("fp8_quantize_dual", "input", input), dtype, col_scale,
+                                                axis, pow2_scales))
 
 
 def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transposed: bool = False,

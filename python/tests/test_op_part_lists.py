@@ -3,7 +3,8 @@
 The ops' ``Tensor[]`` arguments (``weight``, ``bias``, ``weight_scale_inv``,
 ``parts``) would iterate a single tensor into its rows (``weight[0] must be
 2-D, got 1-D``), and their schema's ``Tensor[]? bias`` takes no None entry (a
-TorchScript type error): both raise first, naming the argument.
+TorchScript type error): both raise first, naming the argument. So does an
+``input`` that is not a tensor.
 """
 
 from __future__ import annotations
@@ -93,3 +94,16 @@ def test_fp8_serving_linear_scales_and_cast_parts_checked(op) -> None:
     with pytest.raises(TypeError, match=r"splitlinear\.fp8_cast_parts: parts must be a list or tuple of 2-D tensors, "
                                         r"got a Tensor; for one part pass \[parts\]"):
         op.fp8_cast_parts(torch.randn(16, 32), E4M3)
+
+
+@pytest.mark.parametrize("name", ["linear", "fp8_linear", "scaled_linear", "fp8_serving_linear", "fp8_quantize",
+                                  "fp8_quantize_dual"])
+def test_input_not_a_tensor_names_it(op, name: str) -> None:
+    """A None input raises a TypeError naming the op and ``input``, not the dispatcher's "no tensor
+    arguments ... no fallback function" error."""
+    w = torch.randn(16, 32)
+    rest = {"linear": ([w],), "fp8_linear": ([w],), "scaled_linear": (torch.ones(1), [w.to(E4M3)], torch.ones(1)),
+            "fp8_serving_linear": ([w.to(E4M3)], [torch.ones(1)]), "fp8_quantize": (E4M3, "rows"),
+            "fp8_quantize_dual": (E4M3, None, "blocks")}[name]
+    with pytest.raises(TypeError, match=rf"splitlinear\.{name}: input must be a Tensor, got NoneType"):
+        _call(op, name)(None, *rest)
