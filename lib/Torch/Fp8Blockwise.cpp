@@ -227,20 +227,6 @@ at::Tensor splitlinear::blockScaledMm(
   return y.to(outDtype);
 }
 
-void splitlinear::checkBlockwiseArgs(const at::Tensor &input,
-                                     at::TensorList weight, const char *op) {
-  // sym_size: size() on a fake input with a symbolic M would specialize M
-  // (every new batch size a recompile); this guards on K only.
-  c10::SymInt k = input.sym_size(-1);
-  TORCH_CHECK(k % kFp8Block == 0, op, ": input has K = ", k,
-              " features; recipe \"blockwise\" needs a multiple of 128");
-  for (size_t i = 0; i < weight.size(); ++i)
-    TORCH_CHECK(weight[i].size(0) % kFp8Block == 0, op, ": weight[", i,
-                "] has ", weight[i].size(0),
-                " rows; recipe \"blockwise\" needs a multiple of 128 (so that "
-                "no 128x128 block crosses a part)");
-}
-
 void splitlinear::checkBlockwiseCache(bool cacheWeights, const char *op) {
   TORCH_CHECK(!cacheWeights, op, ": cache_weights is not supported with ",
               "recipe \"blockwise\" (the FP8 weight cache holds per-part ",
@@ -291,8 +277,7 @@ public:
     std::optional<at::TensorList> bias;
     if (hasBias)
       bias = parts.slice(numWeights);
-    checkFp8LinearArgs(input, weight, bias, kLinearOp);
-    checkBlockwiseArgs(input, weight, kLinearOp);
+    checkFp8LinearArgs(input, weight, bias, kLinearOp, /*blockwise=*/true);
     SavedCall call = saveCall(ctx, input, parts, numWeights, hasBias);
     // Detached aliases, as Fp8Autograd.cpp saves them (an in-place change
     // before backward raises autograd's version error).
@@ -389,8 +374,7 @@ at::Tensor splitlinear::fp8LinearBlockwise(const at::Tensor &input,
                                            at::TensorList weight,
                                            std::optional<at::TensorList> bias,
                                            bool pow2) {
-  checkFp8LinearArgs(input, weight, bias, kLinearOp);
-  checkBlockwiseArgs(input, weight, kLinearOp);
+  checkFp8LinearArgs(input, weight, bias, kLinearOp, /*blockwise=*/true);
   auto [x8, sx] = quantizeRows(flatten2d(input), pow2);
   at::Tensor y =
       forwardGemm(x8, sx, weight, concatBias(bias), input.scalar_type(), pow2);

@@ -53,12 +53,6 @@ at::Tensor blockScaledMm(const at::Tensor &a, const at::Tensor &aScaleInv,
                          const std::optional<at::Tensor> &bias,
                          at::ScalarType outDtype);
 
-/// Checks what `fp8_linear` needs beyond checkFp8LinearArgs under a
-/// block-scaled recipe: K and every weight part's rows multiples of 128.
-/// Raises c10::Error naming `op`'s argument.
-void checkBlockwiseArgs(const at::Tensor &input, at::TensorList weight,
-                        const char *op);
-
 /// Raises c10::Error naming `op`'s `cache_weights` when it is set: the FP8
 /// weight cache holds per-part tensorwise casts, which the block-scaled
 /// recipes do not use.

@@ -59,11 +59,12 @@ enum class PartType { HighPrecision, Fp8 };
 
 /// Checks the parts [N_i, K] named `what`[i] for `op`: 2-D, of one dtype of
 /// `type`, on `device`, with `k` columns (`ref` names where the device and
-/// K come from) and, with `rowsOf16`, a row count that is a multiple of 16.
+/// K come from) and, with `rowMultiple` > 0, a row count that is a multiple
+/// of it (`rowsNeed` says who needs it, e.g. "FP8 GEMMs need").
 /// Returns Σ N_i.
 int64_t checkParts(at::TensorList parts, const char *what, PartType type,
                    at::Device device, int64_t k, const char *ref,
-                   bool rowsOf16, const char *op) {
+                   int64_t rowMultiple, const char *rowsNeed, const char *op) {
   int64_t n = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     std::string name = std::string(what) + "[" + std::to_string(i) + "]";
@@ -81,8 +82,9 @@ int64_t checkParts(at::TensorList parts, const char *what, PartType type,
                 " but ", ref, " is on ", device);
     TORCH_CHECK(p.size(1) == k, op, ": ", name, " has ", p.size(1),
                 " columns but ", ref, " has K = ", k);
-    TORCH_CHECK(!rowsOf16 || p.size(0) % kFp8Multiple == 0, op, ": ", name,
-                " has ", p.size(0), " rows; FP8 GEMMs need a multiple of 16");
+    TORCH_CHECK(rowMultiple == 0 || p.size(0) % rowMultiple == 0, op, ": ",
+                name, " has ", p.size(0), " rows; ", rowsNeed,
+                " a multiple of ", rowMultiple);
     n += p.size(0);
   }
   return n;
@@ -381,8 +383,9 @@ splitlinear::fp8CastParts(at::TensorList parts, at::ScalarType dtype,
   TORCH_CHECK(first.defined() && first.dim() == 2, op,
               ": parts[0] must be 2-D [N_0, K]");
   int64_t k = first.size(1);
-  int64_t n = checkParts(parts, "parts", PartType::HighPrecision,
-                         first.device(), k, "parts[0]", /*rowsOf16=*/false, op);
+  int64_t n =
+      checkParts(parts, "parts", PartType::HighPrecision, first.device(), k,
+                 "parts[0]", /*rowMultiple=*/0, nullptr, op);
   std::vector<at::Tensor> dense;
   std::vector<slinrt_memref2d> descs;
   for (const at::Tensor &p : parts) {
@@ -430,7 +433,7 @@ splitlinear::fp8QuantizeWeightBlocks(at::TensorList weight,
   int64_t k = first.size(1);
   int64_t n =
       checkParts(weight, "weight", PartType::HighPrecision, first.device(), k,
-                 "weight[0]", /*rowsOf16=*/false, op);
+                 "weight[0]", /*rowMultiple=*/0, nullptr, op);
   for (size_t i = 0; i < weight.size(); ++i)
     TORCH_CHECK(weight[i].size(0) % SLINRT_QUANT_BLOCK == 0 &&
                     k % SLINRT_QUANT_BLOCK == 0,
@@ -493,7 +496,7 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
   at::ScalarType weightType = weight[0].scalar_type();
   int64_t n = checkParts(weight, "weight", PartType::Fp8, input.device(), k,
-                         "input", /*rowsOf16=*/true, op);
+                         "input", kFp8Multiple, "FP8 GEMMs need", op);
   TORCH_CHECK(!(input.scalar_type() == at::kFloat8_e5m2 &&
                 weightType == at::kFloat8_e5m2),
               op, ": input and weight are both float8_e5m2; the FP8 GEMM ",
@@ -556,18 +559,23 @@ at::Tensor splitlinear::scaledLinear(const at::Tensor &input,
 void splitlinear::checkFp8LinearArgs(const at::Tensor &input,
                                      at::TensorList weight,
                                      std::optional<at::TensorList> bias,
-                                     const char *op) {
+                                     const char *op, bool blockwise) {
   TORCH_CHECK(input.defined() && input.dim() >= 1, op,
               ": input must be a tensor of at least 1 dim [..., K]");
   checkHighPrecision(input, op, "input");
+  // 128 under blockwise: the scale blocks are 1x128 along K and 128x128 over
+  // each part, so that no block crosses a part.
+  int64_t multiple = blockwise ? kFp8Block : kFp8Multiple;
+  const char *need =
+      blockwise ? "recipe \"blockwise\" needs" : "FP8 GEMMs need";
   // sym_size: the autograd kernel runs this on fake tensors, where size(-1)
   // would read (and so specialize) every dim, the row count M among them.
   int64_t k = input.sym_size(-1).guard_int(__FILE__, __LINE__);
-  TORCH_CHECK(k % kFp8Multiple == 0, op, ": input has K = ", k,
-              " features; FP8 GEMMs need a multiple of 16");
+  TORCH_CHECK(k % multiple == 0, op, ": input has K = ", k, " features; ", need,
+              " a multiple of ", multiple);
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
   checkParts(weight, "weight", PartType::HighPrecision, input.device(), k,
-             "input", /*rowsOf16=*/true, op);
+             "input", multiple, need, op);
   if (bias)
     checkBiasParts(*bias, weight, input.scalar_type(), "input has",
                    input.device(), op);

@@ -181,9 +181,11 @@ void checkOutDtype(at::ScalarType outDtype, const char *op);
 /// error naming the argument: input [..., K] float32/float16/bfloat16;
 /// weight parts [N_i, K] of one such dtype (it may differ from the input's:
 /// float32 master weights), on the input's device, K and every N_i
-/// multiples of 16; bias parts [N_i] of the input's dtype.
+/// multiples of 16 (of 128 with `blockwise`: no 128x128 block may cross a
+/// part); bias parts [N_i] of the input's dtype.
 void checkFp8LinearArgs(const at::Tensor &input, at::TensorList weight,
-                        std::optional<at::TensorList> bias, const char *op);
+                        std::optional<at::TensorList> bias, const char *op,
+                        bool blockwise = false);
 
 /// y [..., N] = input · concat(weight)ᵀ (+ concat(bias)) computed in FP8 by
 /// `recipe`: the input quantized to e4m3 (per tensor or per row), every

@@ -207,8 +207,10 @@ def _check_bias(bias: Sequence[Tensor], weight: Sequence[Tensor], dtype: torch.d
         torch._check(b.device == input.device, lambda: f"{who}: bias[{i}] is on {b.device} but input is on {input.device}")
 
 
-def _check_parts_layout(weight: Sequence[Tensor], input: Tensor, k: int, who: str, fp8: bool) -> int:
-    """The weight parts' dtype (FP8 or high precision, one for all), device and sizes; returns Σ N_i."""
+def _check_parts_layout(weight: Sequence[Tensor], input: Tensor, k: int, who: str, fp8: bool,
+                        multiple: int = FP8_MULTIPLE, need: str = "FP8 GEMMs need") -> int:
+    """The weight parts' dtype (FP8 or high precision, one for all), device and sizes (rows a multiple of
+    `multiple`, which `need` names); returns Σ N_i."""
     torch._check(len(weight) > 0, lambda: f"{who}: weight must hold at least one tensor")
     first = weight[0]
     for i, w in enumerate(weight):
@@ -222,8 +224,8 @@ def _check_parts_layout(weight: Sequence[Tensor], input: Tensor, k: int, who: st
                      f"but weight[0] has {c10_name(first.dtype)}")
         torch._check(w.device == input.device, lambda: f"{who}: {name} is on {w.device} but input is on {input.device}")
         torch._check(w.shape[1] == k, lambda: f"{who}: {name} has {w.shape[1]} columns but input has K = {k}")
-        torch._check(w.shape[0] % FP8_MULTIPLE == 0,
-                     lambda: f"{who}: {name} has {w.shape[0]} rows; FP8 GEMMs need a multiple of 16")
+        torch._check(w.shape[0] % multiple == 0,
+                     lambda: f"{who}: {name} has {w.shape[0]} rows; {need} a multiple of {multiple}")
     return sum(w.shape[0] for w in weight)
 
 
@@ -298,21 +300,17 @@ def _fp8_linear_fake(input: Tensor, weight: Sequence[Tensor], bias: Sequence[Ten
     _check_recipe(recipe, who)
     torch._check(input.dim() >= 1, lambda: f"{who}: input must be a tensor of at least 1 dim [..., K]")
     _check_high_precision(input.dtype, who, "input")
-    k = input.shape[-1]
-    torch._check(k % FP8_MULTIPLE == 0, lambda: f"{who}: input has K = {k} features; FP8 GEMMs need a multiple of 16")
-    n = _check_parts_layout(weight, input, k, who, fp8=False)
-    if bias is not None:
-        _check_bias(bias, weight, input.dtype, "input has", input, who)
-    if recipe in FP8_BLOCKWISE_RECIPES:
+    blockwise = recipe in FP8_BLOCKWISE_RECIPES
+    if blockwise:
         torch._check(not cache_weights, lambda: f'{who}: cache_weights is not supported with recipe "blockwise" '
                      "(the FP8 weight cache holds per-part tensorwise casts); pass cache_weights=False "
                      "(backend option fp8_weight_cache off)")
-        torch._check(k % FP8_BLOCK == 0,
-                     lambda: f'{who}: input has K = {k} features; recipe "blockwise" needs a multiple of 128')
-        for i, w in enumerate(weight):
-            torch._check(w.shape[0] % FP8_BLOCK == 0,
-                         lambda: f'{who}: weight[{i}] has {w.shape[0]} rows; recipe "blockwise" needs a multiple '
-                         "of 128 (so that no 128x128 block crosses a part)")
+    multiple, need = (FP8_BLOCK, 'recipe "blockwise" needs') if blockwise else (FP8_MULTIPLE, "FP8 GEMMs need")
+    k = input.shape[-1]
+    torch._check(k % multiple == 0, lambda: f"{who}: input has K = {k} features; {need} a multiple of {multiple}")
+    n = _check_parts_layout(weight, input, k, who, fp8=False, multiple=multiple, need=need)
+    if bias is not None:
+        _check_bias(bias, weight, input.dtype, "input has", input, who)
     return input.new_empty((*input.shape[:-1], n))
 
 

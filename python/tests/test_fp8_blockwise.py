@@ -186,6 +186,11 @@ def test_fp8_linear_errors(op) -> None:
         op.fp8_linear(x, [torch.randn(128, 256), torch.randn(64, 256)], None, recipe="blockwise")
     with pytest.raises(RuntimeError, match='K = 192 features; recipe "blockwise" needs a multiple of 128'):
         op.fp8_linear(torch.randn(4, 192), [torch.randn(128, 192)], None, recipe="blockwise")
+    # Sizes that are not even multiples of 16 name the 128 that blockwise needs, not the 16 of other recipes.
+    with pytest.raises(RuntimeError, match=r'weight\[0\] has 100 rows; recipe "blockwise" needs a multiple of 128'):
+        op.fp8_linear(x, [torch.randn(100, 256)], None, recipe="blockwise")
+    with pytest.raises(RuntimeError, match='K = 100 features; recipe "blockwise" needs a multiple of 128'):
+        op.fp8_linear(torch.randn(4, 100), [torch.randn(128, 100)], None, recipe="blockwise")
     with pytest.raises(RuntimeError, match="cache_weights is not supported with recipe \"blockwise\""):
         op.fp8_linear(x, [torch.randn(128, 256)], None, recipe="blockwise", cache_weights=True)
     with pytest.raises(ValueError, match="option 'fp8_weight_cache' is not supported with fp8='blockwise'"):
