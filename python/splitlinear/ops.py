@@ -91,6 +91,19 @@ def _tensor(op: str, name: str, value: Tensor) -> Tensor:
     return value
 
 
+def _dtype(op: str, value: torch.dtype) -> torch.dtype:
+    """``value`` itself when it is a ``torch.dtype``.
+
+    Raises:
+        TypeError: naming ``op`` and ``dtype``, where pybind11 would say only that it cannot cast the
+            value to a C++ type.
+    """
+    if not isinstance(value, torch.dtype):
+        raise TypeError(f"splitlinear.{op}: dtype must be a torch.dtype (torch.float8_e4m3fn or "
+                        f"torch.float8_e5m2), got {type(value).__name__}")
+    return value
+
+
 def _bias_parts(op: str, bias: Sequence[Tensor] | None) -> list[Tensor] | None:
     """``bias`` checked as :func:`_parts` does (None stays None: no bias at all)."""
     return None if bias is None else _parts(op, "bias", bias, "1-D tensors")
@@ -436,11 +449,13 @@ def fp8_quantize(input: Tensor, dtype: torch.dtype, axis: Fp8Axis, *, col_scale:
         for are ``[0, 0]`` tensors.
 
     Raises:
+        TypeError: ``input`` not a tensor or ``dtype`` not a ``torch.dtype``.
         RuntimeError: naming the argument, for a bad dtype, axis or
             ``col_scale``, or with ``"blocks"`` a K that is not a multiple of 128 or
             ``write_transposed``.
     """
-    return Fp8Quantized(*_FP8_QUANTIZE(_tensor("fp8_quantize", "input", input), dtype, axis, col_scale, write_out,
+    return Fp8Quantized(*_FP8_QUANTIZE(_tensor("fp8_quantize", "input", input), _dtype("fp8_quantize", dtype),
+                                       axis, col_scale, write_out,
                                        write_transposed, pow2_scales))
 
 
@@ -483,10 +498,12 @@ def fp8_quantize_dual(input: Tensor, dtype: torch.dtype, col_scale: Tensor | Non
         :class:`Fp8QuantizedDual` ``(data, scale_inv, data_t, scale_inv_t)``.
 
     Raises:
+        TypeError: ``input`` not a tensor or ``dtype`` not a ``torch.dtype``.
         RuntimeError: naming the argument, for a bad dtype, axis or ``col_scale``,
             or with ``"blocks"`` a K that is not a multiple of 128.
     """
-    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(_tensor("fp8_quantize_dual", "input", input), dtype, col_scale,
+    return Fp8QuantizedDual(*_FP8_QUANTIZE_DUAL(_tensor("fp8_quantize_dual", "input", input),
+                                                _dtype("fp8_quantize_dual", dtype), col_scale,
                                                 axis, pow2_scales))
 
 
@@ -523,14 +540,15 @@ def fp8_cast_parts(parts: Sequence[Tensor], dtype: torch.dtype, *, write_transpo
         :class:`Fp8Parts` ``(data, data_t, scale_inv, row_scale_inv)``.
 
     Raises:
-        TypeError, ValueError: ``parts`` not a list or tuple of tensors (as :func:`linear`).
+        TypeError, ValueError: ``parts`` not a list or tuple of tensors (as :func:`linear`), or
+            ``dtype`` not a ``torch.dtype``.
         RuntimeError: naming the part, for an empty list, a bad dtype, or
             parts of other dtypes, devices or K.
     """
     parts = _parts("fp8_cast_parts", "parts", parts)
     if not parts:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_cast_parts: parts must hold at least one tensor")
-    return Fp8Parts(*_FP8_CAST_PARTS(parts, dtype, write_transposed, cache, pow2_scales))
+    return Fp8Parts(*_FP8_CAST_PARTS(parts, _dtype("fp8_cast_parts", dtype), write_transposed, cache, pow2_scales))
 
 
 def fp8_quantize_weight_blocks(weight: Sequence[Tensor], dtype: torch.dtype = torch.float8_e4m3fn, *,
@@ -561,14 +579,15 @@ def fp8_quantize_weight_blocks(weight: Sequence[Tensor], dtype: torch.dtype = to
         ``[ΣN_i/128, K/128]``; copies not asked for are ``[0, 0]`` tensors.
 
     Raises:
-        TypeError, ValueError: ``weight`` not a list or tuple of tensors (as :func:`linear`).
+        TypeError, ValueError: ``weight`` not a list or tuple of tensors (as :func:`linear`), or
+            ``dtype`` not a ``torch.dtype``.
         RuntimeError: naming the part, for an empty list, a bad dtype, sizes that are not
             multiples of 128, or parts of other dtypes, devices or K.
     """
     weight = _parts("fp8_quantize_weight_blocks", "weight", weight)
     if not weight:  # the dispatcher would only say it has no tensor to dispatch on
         raise RuntimeError("splitlinear.fp8_quantize_weight_blocks: weight must hold at least one part")
-    return Fp8Quantized(*_FP8_QUANTIZE_WEIGHT_BLOCKS(weight, dtype, write_out, write_transposed, pow2_scales))
+    return Fp8Quantized(*_FP8_QUANTIZE_WEIGHT_BLOCKS(weight, _dtype("fp8_quantize_weight_blocks", dtype), write_out, write_transposed, pow2_scales))
 
 
 @torch.compiler.disable  # read when called, not once when traced

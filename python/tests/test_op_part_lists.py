@@ -107,3 +107,13 @@ def test_input_not_a_tensor_names_it(op, name: str) -> None:
             "fp8_quantize_dual": (E4M3, None, "blocks")}[name]
     with pytest.raises(TypeError, match=rf"splitlinear\.{name}: input must be a Tensor, got NoneType"):
         _call(op, name)(None, *rest)
+
+
+@pytest.mark.parametrize("name", ["fp8_quantize", "fp8_quantize_dual", "fp8_cast_parts", "fp8_quantize_weight_blocks"])
+def test_dtype_not_a_dtype_names_it(op, name: str) -> None:
+    """dtype=None raises a TypeError naming the op and ``dtype``, not pybind11's cast error."""
+    x = torch.randn(128, 128)
+    first, rest = {"fp8_quantize": (x, ("rows",)), "fp8_quantize_dual": (x, ()),
+                   "fp8_cast_parts": ([x], ()), "fp8_quantize_weight_blocks": ([x], ())}[name]
+    with pytest.raises(TypeError, match=rf"splitlinear\.{name}: dtype must be a torch\.dtype .*got NoneType"):
+        _call(op, name)(first, None, *rest)
