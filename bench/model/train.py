@@ -250,17 +250,33 @@ def _run_variant(base: torch.nn.Module, variant: str, batches: Sequence[torch.Te
     return result
 
 
+def _rows(name: str, results: dict[str, dict[str, Any]], ref_name: str) -> list[dict[str, Any]]:
+    """The rows of model ``name`` for the variants finished so far, each against ``ref_name``."""
+    ref = results[ref_name]
+    rows = []
+    for v, r in results.items():
+        r["max_loss_rel_gap"] = max(abs(a - b) / abs(b) for a, b in zip(r["losses"], ref["losses"]))
+        r["speedup"] = ref["step_ms"] / r["step_ms"]
+        rows.append({"model": name, "variant": v, "reference": ref_name, **r})
+    return rows
+
+
 def run_model(name: str, args: argparse.Namespace, variants: Sequence[str], steps: int,
-              fallback: str, skipped: list[str]) -> list[dict[str, Any]]:
+              fallback: str, skipped: list[str],
+              progress: Callable[[list[dict[str, Any]], list[str]], None]) -> list[dict[str, Any]]:
     """Every variant's row for model ``name`` (a key of ``models.CONFIGS``); a variant that cannot run
-    here (torchao's blockwise prototype off sm_90, or failing) goes to ``skipped`` with its reason."""
+    here (torchao's blockwise prototype off sm_90, or failing) goes to ``skipped`` with its reason.
+    The reference (Inductor bf16) runs first, so that ``progress(rows, pending variants)`` can hand on
+    every finished row with its ratio, and a run stopped by its time limit keeps them."""
     overrides = {"vocab_size": args.vocab} if args.vocab else {}
     base = build_model(name, args.layers, args.device, torch.bfloat16, **overrides)
     vocab = base.config.vocab_size
     g = torch.Generator().manual_seed(1)
     batches = [torch.randint(0, vocab, (args.batch, args.seq), generator=g).to(args.device) for _ in range(steps)]
-    results = {}
-    for v in variants:
+    ref_name = "inductor_bf16" if "inductor_bf16" in variants else variants[0]
+    order = [ref_name, *(v for v in variants if v != ref_name)]
+    results: dict[str, dict[str, Any]] = {}
+    for i, v in enumerate(order):
         try:
             results[v] = run_variant(base, v, batches, args.device, min(args.timed, steps - 1), fallback,
                                      args.profile, args.profile_other, args.profile_top, args.profile_gaps)
@@ -270,13 +286,8 @@ def run_model(name: str, args: argparse.Namespace, variants: Sequence[str], step
             skipped.append(f"{name} {v}: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}")
             print(f"{name}: {v} skipped: {skipped[-1]}", flush=True)
             torch._dynamo.reset()
-    ref_name = "inductor_bf16" if "inductor_bf16" in results else variants[0]
-    ref = results[ref_name]
-    rows = []
-    for v, r in results.items():
-        r["max_loss_rel_gap"] = max(abs(a - b) / abs(b) for a, b in zip(r["losses"], ref["losses"]))
-        r["speedup"] = ref["step_ms"] / r["step_ms"]
-        rows.append({"model": name, "variant": v, "reference": ref_name, **r})
+        progress(_rows(name, results, ref_name), order[i + 1:])
+    rows = _rows(name, results, ref_name)
     print(f"{name}: {'variant':28} {'step ms':>9} {'vs ' + ref_name:>18} {'tokens/s':>10} {'first s':>8} "
           f"{'peak MiB':>9} {'loss gap':>9}")
     for r in rows:
@@ -334,22 +345,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants = [v for v in variants if not v.endswith("blockwise")]
     rows: list[dict[str, Any]] = []
 
-    def write(pending: Sequence[str]) -> None:
-        """The JSON so far: written after each model, so a run stopped by its time limit keeps the models
-        it finished (the ones it did not are listed as skipped)."""
+    def write(rows: Sequence[dict[str, Any]], pending: Sequence[str]) -> None:
+        """The JSON so far: written after each variant, so a run stopped by its time limit keeps the
+        variants it finished (the models and variants it did not are listed as skipped)."""
         if not args.out:
             return
         report = {"config": {"device": args.device, "layers": args.layers, "batch": args.batch, "seq": args.seq,
                              "steps": args.steps, "steps_other": args.steps_other, "timed": args.timed,
                              "models": {m: CONFIGS[m] for m in models}, "vocab": args.vocab or CONFIGS[models[0]]["vocab_size"],
                              "optimizer": "AdamW (foreach)", "dtype": "bfloat16 parameters"},
-                  "results": rows, "skipped": skipped + [f"{m}: the run stopped before it" for m in pending]}
+                  "results": list(rows), "skipped": skipped + [f"{m}: the run stopped before it" for m in pending]}
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
 
     for i, name in enumerate(models):
-        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback, skipped)
-        write(models[i + 1:])
+        later = models[i + 1:]
+
+        def progress(model_rows: list[dict[str, Any]], pending: list[str], name: str = name,
+                     later: list[str] = later) -> None:
+            write(rows + model_rows, [f"{name} {v}" for v in pending] + later)
+
+        rows += run_model(name, args, variants, args.steps if i == 0 else args.steps_other, fallback, skipped,
+                          progress)
+        write(rows, later)
     if skipped:
         print("skipped:", "; ".join(skipped))
     return 0
