@@ -108,7 +108,11 @@ def run_suite(name: str, quick: bool, out_dir: Path, header: dict, limit_s: floa
                 rc = None
             if part.exists():
                 record.update(json.loads(part.read_text()))
-            if rc != 0 or not part.exists():
+            if rc is None and record.get("results"):
+                # Scripts that write as they go (train) keep what they finished; skipped names the rest.
+                record["status"] = "partial"
+                record["reason"] = f"stopped after {limit} s; the finished rows are kept"
+            elif rc != 0 or not part.exists():
                 record["status"] = "failed"
                 record["reason"] = (f"timed out after {limit} s" if rc is None
                                     else f"exit code {rc}" if rc != 0 else "no result written")

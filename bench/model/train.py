@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import statistics
 import sys
 import time
@@ -355,8 +356,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "models": {m: CONFIGS[m] for m in models}, "vocab": args.vocab or CONFIGS[models[0]]["vocab_size"],
                              "optimizer": "AdamW (foreach)", "dtype": "bfloat16 parameters"},
                   "results": list(rows), "skipped": skipped + [f"{m}: the run stopped before it" for m in pending]}
-        with open(args.out, "w", encoding="utf-8") as f:
+        # Through a rename: a run stopped mid-write leaves the previous JSON whole.
+        tmp = f"{args.out}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
             json.dump(report, f, indent=1)
+        os.replace(tmp, args.out)
 
     for i, name in enumerate(models):
         later = models[i + 1:]
