@@ -45,6 +45,39 @@ class PackReport:
     already_fused: list[str] = field(default_factory=list)
 
 
+def checked_groups(groups: Iterable[Sequence[str]], caller: str) -> list[list[str]]:
+    """``groups`` as lists of module names.
+
+    Raises:
+        ValueError: ``groups`` is a string, or an entry is not a non-empty list or tuple of
+            strings (one list of names where a list of groups belongs would otherwise be read as
+            groups of characters).
+    """
+    example = "e.g. [['attn.q_proj', 'attn.k_proj', 'attn.v_proj'], ['mlp.gate_proj', 'mlp.up_proj']]"
+    if isinstance(groups, (str, bytes)) or not isinstance(groups, Iterable):
+        raise ValueError(f"{caller}: groups must be a list of non-empty lists of module names ({example}); "
+                         f"got {type(groups).__name__} {groups!r:.80}")
+    checked = []
+    for group in groups:
+        if isinstance(group, (str, bytes)) or not isinstance(group, Sequence):
+            raise ValueError(f"{caller}: groups must be a list of non-empty lists of module names ({example}); "
+                             f"got the entry {group!r:.80}: wrap one group in a list of its own")
+        if not group:
+            raise ValueError(f"{caller}: groups holds an empty group; groups must be non-empty lists of names")
+        for name in group:
+            if not isinstance(name, str):
+                raise ValueError(f"{caller}: a group holds {name!r:.80} ({type(name).__name__}); module names "
+                                 "are strings")
+        checked.append(list(group))
+    return checked
+
+
+def check_module(module: object, caller: str) -> None:
+    """Raises TypeError naming ``caller`` unless ``module`` is an ``nn.Module``."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{caller}: module must be an nn.Module, got {type(module).__name__}")
+
+
 def group_linears(modules: dict[str, nn.Module], group: Sequence[str], caller: str) -> list[nn.Linear]:
     """The ``nn.Linear`` modules named by ``group`` (names as in ``named_modules()``).
 

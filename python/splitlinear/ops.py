@@ -91,6 +91,10 @@ def _tensor(op: str, name: str, value: Tensor) -> Tensor:
     return value
 
 
+#: The largest value of the op library's int arguments (int64_t).
+_INT64_MAX = 2**63 - 1
+
+
 def _dtype(op: str, value: torch.dtype) -> torch.dtype:
     """``value`` itself when it is a ``torch.dtype``.
 
@@ -148,10 +152,21 @@ def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, b
     cached and writes its IR and the IR after every pass into ``dump_dir``.
 
     Raises:
+        TypeError: ``dtype`` or ``autocast_dtype`` not a ``torch.dtype``, ``device`` not a device or
+            string, ``num_parts`` not an int, ``bias`` or ``training`` not a bool.
         RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, a
             ``requires_grad`` of another length, or when the compiler fails (the
             message holds the IR and a repro command).
     """
+    expected = {"dtype": (dtype, torch.dtype, "a torch.dtype"),
+                "device": (device, (torch.device, str), "a torch.device or str"),
+                "num_parts": (num_parts, int, "an int"), "bias": (bias, bool, "a bool"),
+                "training": (training, bool, "a bool")}
+    if autocast_dtype is not None:
+        expected["autocast_dtype"] = (autocast_dtype, torch.dtype, "a torch.dtype or None")
+    for name, (value, kind, what) in expected.items():
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise TypeError(f"splitlinear.precompile: {name} must be {what}, got {type(value).__name__} {value!r:.40}")
     torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training,
                                      None if dump_dir is None else os.fspath(dump_dir),
                                      autocast_dtype,
@@ -192,12 +207,15 @@ def set_per_part_max_rows(rows: int | None) -> int | None:
 
     Raises:
         TypeError: ``rows`` is neither an int nor None.
+        ValueError: ``rows`` does not fit an int64.
         RuntimeError: for ``rows < 0``.
     """
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int)):
         raise TypeError(f"splitlinear.set_per_part_max_rows: rows must be an int >= 0 or None, got {rows!r}")
     if rows is not None and rows < 0:
         raise RuntimeError(f"splitlinear.set_per_part_max_rows: rows must be >= 0 or None, got {rows}")
+    if rows is not None and rows > _INT64_MAX:
+        raise ValueError(f"splitlinear.set_per_part_max_rows: rows must be at most 2**63 - 1 (an int64), got {rows}")
     previous = int(torch.ops.splitlinear.set_per_part_max_rows(-1 if rows is None else rows))
     return None if previous < 0 else previous
 

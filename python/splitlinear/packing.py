@@ -76,6 +76,8 @@ from ._siblings import (  # noqa: F401  (public here: splitlinear.packing.find_s
     MLP_INPUT_PROJECTIONS,
     PACK_WARNINGS_ENV,
     PackReport,
+    check_module,
+    checked_groups,
     find_fused_projections,
     find_sibling_groups,
     group_linears,
@@ -360,8 +362,13 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             model (only fused projections) is not warned about: there is nothing to pack.
 
     Raises:
-        ValueError: if a name in ``groups`` is not an ``nn.Linear`` submodule.
+        TypeError: ``module`` is not an ``nn.Module``.
+        ValueError: ``groups`` is not a list of non-empty lists of names (a single flat list of
+            names included), or a name in it is not an ``nn.Linear`` submodule.
     """
+    check_module(module, "pack_parameters")
+    if groups is not None:
+        groups = checked_groups(groups, "pack_parameters")
     report = PackReport()
     names = dict(module.named_modules())
     seen: set[int] = set()

@@ -54,7 +54,7 @@ from ._dtypes import FP8_BLOCK, FP8_HIGH_PRECISION_DTYPES
 from ._fp8_record import FP8_SCALINGS, QUANT_METHOD, ConvertedGroup, Fp8Scaling, check_scaling_pair
 from ._logging import logger
 from .options import check_fp8_filter, fp8_filter_allows
-from .packing import find_sibling_groups, install_whole_state_dict_hook
+from .packing import checked_groups, find_sibling_groups, install_whole_state_dict_hook
 
 __all__ = ["ConvertedGroup", "Fp8Scaling", "Fp8ServingLinear", "ServingReport", "convert_to_fp8_serving"]
 
@@ -371,7 +371,8 @@ def convert_to_fp8_serving(model: nn.Module, *, weight_scaling: Fp8Scaling = "ro
         ValueError: a bad ``weight_scaling``/``activation_scaling`` (or only one
             of them ``"blockwise"``), a bad ``fp8_filter``
             (a lone string included), a callable filter that raised, or a name
-            in ``groups`` that is not an ``nn.Linear`` submodule.
+            in ``groups`` that is not an ``nn.Linear`` submodule, or ``groups`` not a list of
+            lists of names (a flat list of names included).
     """
     check_scaling_pair("convert_to_fp8_serving", weight_scaling, activation_scaling)
     granule = FP8_BLOCK if weight_scaling == "blockwise" else _GRANULE
@@ -420,15 +421,12 @@ def _checked_groups(groups: Iterable[Sequence[str]], modules: dict[str, nn.Modul
     """``groups`` as lists of names, each an ``nn.Linear`` of ``model`` named once in all.
 
     Raises:
-        ValueError: a group that is a string rather than a sequence of names, an empty group, a
-            name that is no ``nn.Linear`` submodule, or a name in two places.
+        ValueError: ``groups`` not a list of non-empty lists of names, a name that is no
+            ``nn.Linear`` submodule, or a name in two places.
     """
     checked: list[list[str]] = []
     seen: set[str] = set()
-    for group in groups:
-        if isinstance(group, str) or not isinstance(group, Sequence) or not group:
-            raise ValueError(f"convert_to_fp8_serving: groups must be a list of non-empty lists of module "
-                             f"names, e.g. [['attn.q', 'attn.k', 'attn.v']]; got the entry {group!r}")
+    for group in checked_groups(groups, "convert_to_fp8_serving"):
         for name in group:
             if isinstance(modules.get(name), Fp8ServingLinear):
                 raise ValueError(f"convert_to_fp8_serving: groups names {name!r}, which is already converted")

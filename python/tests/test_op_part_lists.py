@@ -117,3 +117,23 @@ def test_dtype_not_a_dtype_names_it(op, name: str) -> None:
                    "fp8_cast_parts": ([x], ()), "fp8_quantize_weight_blocks": ([x], ())}[name]
     with pytest.raises(TypeError, match=rf"splitlinear\.{name}: dtype must be a torch\.dtype .*got NoneType"):
         _call(op, name)(first, None, *rest)
+
+
+@pytest.mark.parametrize("args, message", [
+    ((None, "cpu", 2, True, True), "dtype must be a torch.dtype, got NoneType"),
+    ((torch.float32, 3, 2, True, True), "device must be a torch.device or str, got int"),
+    ((torch.float32, "cpu", "3", True, True), "num_parts must be an int, got str"),
+    ((torch.float32, "cpu", True, True, True), "num_parts must be an int, got bool"),
+    ((torch.float32, "cpu", 2, "yes", True), "bias must be a bool, got str"),
+    ((torch.float32, "cpu", 2, True, 1), "training must be a bool, got int"),
+])
+def test_precompile_argument_types_named(op, args: tuple, message: str) -> None:
+    """precompile names a mistyped argument, where the schema would say 'int' for a dtype."""
+    with pytest.raises(TypeError, match=rf"splitlinear\.precompile: {message}"):
+        op.precompile(*args)
+
+
+def test_per_part_max_rows_beyond_int64_named(op) -> None:
+    """A Python int past int64 is refused by name, not by pybind11's cast error."""
+    with pytest.raises(ValueError, match=r"set_per_part_max_rows: rows must be at most 2\*\*63 - 1"):
+        op.set_per_part_max_rows(2**70)

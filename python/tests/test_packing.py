@@ -71,6 +71,28 @@ def test_skips_groups_it_cannot_pack() -> None:
     assert report.skipped and "dtypes" in report.skipped[0][1]
 
 
+@pytest.mark.parametrize("groups, message", [
+    (["q_proj", "k_proj"], r"got the entry 'q_proj': wrap one group in a list of its own"),
+    ("qk", r"groups must be a list of non-empty lists of module names"),
+    ([["q_proj", 3]], r"a group holds 3 \(int\); module names are strings"),
+])
+def test_groups_of_the_wrong_shape_are_named(groups: object, message: str) -> None:
+    """A flat list of names (or one string) is refused by name: read as groups, its characters would
+    name modules ('q' is not a submodule) or, with one-letter names, pack the wrong ones silently."""
+    model = Attention(bias=False)
+    storages = [_storage(m.weight) for m in (model.q_proj, model.k_proj, model.v_proj)]
+    with pytest.raises(ValueError, match=message):
+        splitlinear.pack_parameters(model, groups=groups)
+    assert [_storage(m.weight) for m in (model.q_proj, model.k_proj, model.v_proj)] == storages
+    with pytest.raises(ValueError, match="pack_parameters: groups holds an empty group"):
+        splitlinear.pack_parameters(model, groups=[[]])
+
+
+def test_module_that_is_not_a_module_is_named() -> None:
+    with pytest.raises(TypeError, match="pack_parameters: module must be an nn.Module, got str"):
+        splitlinear.pack_parameters("model")  # type: ignore[arg-type]
+
+
 def test_meta_device_is_skipped_with_its_reason() -> None:
     """Meta tensors all report storage 0, which read as views of one another ("shares storage
     with 'q_proj.weight'"); the reason given is the meta device."""

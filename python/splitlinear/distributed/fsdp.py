@@ -45,7 +45,8 @@ import torch
 from torch import nn
 
 from .._logging import logger
-from .._siblings import DEFAULT_SIBLINGS, PackReport, find_sibling_groups, group_linears, warn_not_adjacent
+from .._siblings import (DEFAULT_SIBLINGS, PackReport, check_module, checked_groups, find_sibling_groups, group_linears,
+                         warn_not_adjacent)
 
 #: ``torch`` releases (major, minor) whose ``FSDPParam`` internals the overrides were written against.
 SUPPORTED_TORCH: tuple[tuple[int, int], ...] = ((2, 11),)
@@ -314,10 +315,14 @@ def pack_fsdp_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | No
     Raises:
         RuntimeError: torch is not a release in :data:`SUPPORTED_TORCH`; at
             run time, compiled autograd or a member whose size or dtype changed.
-        ValueError: a name in ``groups`` is not an ``nn.Linear`` submodule, or
-            a requirement above does not hold.
+        TypeError: ``module`` is not an ``nn.Module``.
+        ValueError: ``groups`` is not a list of non-empty lists of names, a name in it is not an
+            ``nn.Linear`` submodule, or a requirement above does not hold.
     """
     _check_torch()
+    check_module(module, "pack_fsdp_parameters")
+    if groups is not None:
+        groups = checked_groups(groups, "pack_fsdp_parameters")
     modules = dict(module.named_modules())
     if groups is None:
         groups = find_sibling_groups(module)
