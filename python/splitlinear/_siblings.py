@@ -217,7 +217,7 @@ def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
     """Warns once per process that packed ``group`` is not adjacent in memory, and why.
 
     Results stay correct: the op copies the parts or runs one GEMM per part. The warning is
-    a ``UserWarning`` (also logged on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0``
+    a ``UserWarning`` (also logged at INFO on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0``
     turns it off."""
     key = tuple(group)
     if key in _warned or os.environ.get(PACK_WARNINGS_ENV, "1") == "0":
@@ -226,7 +226,9 @@ def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
     message = (f"splitlinear: packed group {list(group)} is not adjacent in memory ({reason}); its fused "
                f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
     warnings.warn(message, stacklevel=user_stacklevel())
-    logger.warning("%s", message)
+    # INFO, not WARNING: with no logging set up, a WARNING record prints a second copy (logging's
+    # last-resort handler); TORCH_LOGS=splitlinear still shows it.
+    logger.info("%s", message)
 
 
 #: Attribute ``pack_parameters`` sets on each Parameter it packs: ``((group, kind), index)``, the

@@ -386,7 +386,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
                        f"(looked for {', '.join('/'.join(g) for g in DEFAULT_SIBLINGS)}); nothing packed. "
                        "Name the groups: pack_parameters(model, groups=[['attn.q', 'attn.k', 'attn.v'], ...])")
             warnings.warn(message, stacklevel=2)
-            logger.warning("%s", message)
+            logger.info("%s", message)  # INFO: a WARNING record would print the warning twice
             return report
     # Which tensors (by storage) the module holds, to refuse views of others' storage.
     fsdp_managed = _under_fsdp(module)

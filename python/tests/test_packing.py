@@ -282,7 +282,7 @@ def test_natively_fused_model_is_not_warned_about(arch: str, fused: list[str],
     assert "nothing to pack" in info and "already fused" in info and f"{arch}ForCausalLM" in info
 
 
-def test_unknown_model_warns_and_named_groups_pack() -> None:
+def test_unknown_model_warns_and_named_groups_pack(caplog: pytest.LogCaptureFixture) -> None:
     class Odd(nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -290,8 +290,12 @@ def test_unknown_model_warns_and_named_groups_pack() -> None:
             self.right = nn.Linear(16, 4)
 
     model = Odd()
-    with pytest.warns(UserWarning, match="found no sibling projections in Odd"):
+    with pytest.warns(UserWarning, match="found no sibling projections in Odd"), \
+            caplog.at_level(logging.INFO, logger="splitlinear"):
         report = splitlinear.pack_parameters(model)
+    # Said once: a WARNING log record would print a second copy where logging is not set up.
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("found no sibling projections" in r.getMessage() for r in caplog.records)
     assert report.packed == [] and report.skipped == []
     report = splitlinear.pack_parameters(model, groups=[["left", "right"]])
     assert report.packed == [["left", "right"]]
