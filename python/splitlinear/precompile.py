@@ -45,7 +45,7 @@ def precompile_regions(regions: Sequence[Region], dump_dir: str | None) -> None:
         site = region.sites[0]
         try:
             ops.precompile(x.dtype, x.device, len(region.weight_parts), region.bias_parts is not None,
-                           site.grad_mode, dump_dir,
+                           bool(site.grad_mode), dump_dir,
                            autocast_dtype=None if site.autocast is None else site.autocast[1],
                            requires_grad=_requires_grad(region, x))
         except RuntimeError as exc:  # e.g. a device the op does not run on: the call will say so
