@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -209,20 +210,24 @@ def find_fused_projections(module: nn.Module) -> list[str]:
 #: Environment variable: ``0`` turns off the warning about packed groups that are not adjacent.
 PACK_WARNINGS_ENV = "SPLITLINEAR_PACK_WARNINGS"
 
-#: Groups warned about already (one warning per group and process).
-_warned: set[tuple[str, ...]] = set()
+#: Groups warned about already: (id of the owner, group names); an owner's entry leaves with it.
+_warned: set[tuple[int, tuple[str, ...]]] = set()
 
 
-def warn_not_adjacent(group: Sequence[str], reason: str) -> None:
-    """Warns once per process that packed ``group`` is not adjacent in memory, and why.
+def warn_not_adjacent(group: Sequence[str], reason: str, owner: object | None = None) -> None:
+    """Warns once per ``owner`` and process that packed ``group`` is not adjacent in memory, and why.
 
-    Results stay correct: the op copies the parts or runs one GEMM per part. The warning is
-    a ``UserWarning`` (also logged at INFO on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0``
-    turns it off."""
-    key = tuple(group)
+    ``owner`` is the object the group belongs to (its first Parameter, or the model): a second model
+    with the same module names is warned about too. ``None``: once per group name. Results stay
+    correct: the op copies the parts or runs one GEMM per part. The warning is a ``UserWarning``
+    (also logged at INFO on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0`` turns it off."""
+    key = (id(owner) if owner is not None else 0, tuple(group))
     if key in _warned or os.environ.get(PACK_WARNINGS_ENV, "1") == "0":
         return
     _warned.add(key)
+    if owner is not None:
+        # The id may be reused once the owner is gone: its entry goes with it.
+        weakref.finalize(owner, _warned.discard, key)
     message = (f"splitlinear: packed group {list(group)} is not adjacent in memory ({reason}); its fused "
                f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
     warnings.warn(message, stacklevel=user_stacklevel())
@@ -274,4 +279,4 @@ def check_packed_adjacency(tensors: Iterable[object]) -> None:
         if len(parts) > 1 and parts[0].device.type != "meta" and not _in_order_adjacent(parts):
             warn_not_adjacent(list(group), f"its {kind} parts no longer share one buffer since they were packed "
                                            "(model.to(), a load into new storage or a .data assignment); "
-                                           "call pack_parameters again")
+                                           "call pack_parameters again", owner=parts[0])

@@ -187,6 +187,24 @@ def test_group_that_lost_its_buffer_is_named_once_at_compile(op, monkeypatch: py
     assert splitlinear.stats()["views"] >= 1
 
 
+def test_second_model_with_the_same_names_is_warned_about_too(op, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The not-adjacent warning comes once per model, not once per group name: a second model whose
+    q/k/v lost their buffer is named as well (its module names equal the first's)."""
+    from splitlinear import _siblings
+
+    monkeypatch.setattr(_siblings, "_warned", set())
+    torch.manual_seed(6)
+    for _ in range(2):
+        model = Attention(bias=False)
+        splitlinear.pack_parameters(model)
+        model.k_proj.weight.data = model.k_proj.weight.detach().clone()
+        x = torch.randn(4, 16)
+        torch._dynamo.reset()
+        with pytest.warns(UserWarning, match=r"packed group \['q_proj', 'k_proj', 'v_proj'\] is not adjacent"):
+            out = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})(x)
+        torch.testing.assert_close(out, model(x))
+
+
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
 def test_packing_under_no_grad_or_inference_mode_keeps_the_model_trainable(mode: str) -> None:
     torch.manual_seed(1)

@@ -356,7 +356,7 @@ def pack_recorded_groups(module: nn.Module, groups: Sequence[Sequence[str]]) -> 
         _check_torch()
     except RuntimeError as exc:
         for group in groups:
-            warn_not_adjacent(list(group), str(exc))
+            warn_not_adjacent(list(group), str(exc), owner=module)
             report.skipped.append((list(group), str(exc)))
         return report
     modules = dict(module.named_modules())
@@ -373,7 +373,7 @@ def pack_recorded_groups(module: nn.Module, groups: Sequence[Sequence[str]]) -> 
                 reason = ("its fully_shard unit (the root's own) unshards before the model's forward runs; "
                           "call splitlinear.pack_fsdp_parameters(model) after fully_shard, or fully_shard "
                           "the layers")
-            warn_not_adjacent(group, f"under FSDP2: {reason}")
+            warn_not_adjacent(group, f"under FSDP2: {reason}", owner=module)
             report.skipped.append((group, reason))
             continue
         for names, members in buffers:
