@@ -81,6 +81,7 @@ from ._siblings import (  # noqa: F401  (public here: splitlinear.packing.find_s
     find_fused_projections,
     find_sibling_groups,
     group_linears,
+    PACKED_TAG,
     tag_packed,
     warn_not_adjacent,
 )
@@ -204,6 +205,30 @@ def install_whole_state_dict_hook(module: nn.Module) -> None:
     if not getattr(module, _HOOK_MARK, False):
         module.register_state_dict_post_hook(_present_parts_whole)
         setattr(module, _HOOK_MARK, True)
+
+
+#: Attribute of a packed group's first ``nn.Linear``: the group's module names, for
+#: :func:`_check_still_packed`.
+_GROUP_ATTR = "_splitlinear_group"
+
+
+def _check_still_packed(module: nn.Module, incompatible_keys: Any) -> None:
+    """Load-state-dict post hook of a packed group's first linear: ``load_state_dict(...,
+    assign=True)`` puts the loaded tensors in place of the packed Parameters (a plain load copies
+    into them and keeps the layout). Names the group once (:func:`warn_not_adjacent`): results
+    stay correct, but its fused linear copies the parts or runs one GEMM per part."""
+    group = getattr(module, _GROUP_ATTR, None)
+    weight = getattr(module, "weight", None)
+    if group and isinstance(weight, nn.Parameter) and getattr(weight, PACKED_TAG, None) is None:
+        warn_not_adjacent(group, "load_state_dict(assign=True) replaced its packed Parameters with the loaded "
+                                 "tensors; call pack_parameters again", owner=module)
+
+
+def _watch_assign(group: list[str], first: nn.Linear) -> None:
+    """Installs :func:`_check_still_packed` on ``first`` (once) for ``group``."""
+    if getattr(first, _GROUP_ATTR, None) is None:
+        first.register_load_state_dict_post_hook(_check_still_packed)
+    setattr(first, _GROUP_ATTR, list(group))
 
 
 def _rehome_dtensor(p: nn.Parameter, local: torch.Tensor) -> None:
@@ -425,6 +450,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
             tag_packed(group, "bias", [lin.bias for lin in linears])
         for lin in linears:
             install_whole_state_dict_hook(lin)
+        _watch_assign(group, linears[0])
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)

@@ -205,6 +205,34 @@ def test_second_model_with_the_same_names_is_warned_about_too(op, monkeypatch: p
         torch.testing.assert_close(out, model(x))
 
 
+def test_load_with_assign_names_the_group_it_unpacked(op, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``load_state_dict(assign=True)`` puts the loaded tensors in place of the packed Parameters:
+    the group is named once (not silently slower), results equal eager with the loaded values; a
+    plain load copies into the packed storage, keeps the views and warns about nothing."""
+    from splitlinear import _siblings
+
+    monkeypatch.setattr(_siblings, "_warned", set())
+    torch.manual_seed(7)
+    model, source = Attention(bias=True), Attention(bias=True)
+    splitlinear.pack_parameters(model)
+    x = torch.randn(4, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.load_state_dict(source.state_dict())
+    splitlinear.reset_stats()
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(model, backend="splitlinear")(x), source(x))
+    assert splitlinear.stats()["views"] >= 1
+    with pytest.warns(UserWarning, match=r"packed group \['q_proj', 'k_proj', 'v_proj'\] is not adjacent.*"
+                                         r"assign=True"):
+        model.load_state_dict(source.state_dict(), assign=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.load_state_dict(source.state_dict(), assign=True)  # named once
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(model, backend="splitlinear")(x), source(x))
+
+
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
 def test_packing_under_no_grad_or_inference_mode_keeps_the_model_trainable(mode: str) -> None:
     torch.manual_seed(1)
