@@ -244,8 +244,11 @@ def environment(command: Sequence[str] | None = None) -> dict[str, object]:
     smi = _run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,clocks.sm,driver_version",
                 "--format=csv,noheader,nounits"]) if cuda else ""
     fields = [f.strip() for f in smi.splitlines()[0].split(",")] if smi and smi != "unknown" else []
-    commit = _run(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
-    dirty = _run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])
+    # A copy of the tree on a GPU machine may hold a stale .git: scripts/gpu/pack.sh records the
+    # packed tree's commit, and scripts/gpu/run.sh passes it as BENCH_COMMIT.
+    commit = os.environ.get("BENCH_COMMIT") or _run(["git", "-C", repo, "rev-parse", "--short", "HEAD"])
+    dirty = "" if os.environ.get("BENCH_COMMIT") else _run(
+        ["git", "-C", repo, "status", "--porcelain", "--untracked-files=no"])
     return {
         "gpu": torch.cuda.get_device_name() if cuda else "none (cpu)",
         "gpu_count": torch.cuda.device_count() if cuda else 0,

@@ -12,6 +12,9 @@ WHEEL_DIR=${WHEEL_DIR:-dist}
 mkdir -p .carry
 rm -f .carry/splitlinear-*.whl .carry/gpu-tests.tar.xz
 cp "$WHEEL_DIR"/splitlinear-*.whl .carry/
+# The tree's commit for the results' header (the GPU machine's copy of .git may be stale).
+echo "$(git rev-parse --short HEAD)$(git status --porcelain --untracked-files=no | grep -q . && echo +dirty)" \
+  > .carry/tree-commit
 STAGE=$(mktemp -d)
 trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin"

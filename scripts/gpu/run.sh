@@ -12,6 +12,9 @@ T=/tmp/splitlinear-tests
 rm -rf "$T" && mkdir -p "$T"
 tar -xJf .carry/gpu-tests.tar.xz -C "$T"
 export PYTHONUNBUFFERED=1
+# The packed tree's commit (pack.sh) for the results' header; this copy's .git may be stale.
+BENCH_COMMIT=$(cat .carry/tree-commit 2>/dev/null || true)
+export BENCH_COMMIT
 
 echo "== device"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)"
