@@ -61,8 +61,28 @@ _LAZY_ATTRIBUTES = {
 _LAZY_SUBMODULES = ("ops", "backend")
 
 
+def _version() -> str:
+    """This package's version: ``python/pyproject.toml``'s in a source tree, else the installed
+    distribution's metadata."""
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():
+        import tomllib
+
+        project = tomllib.loads(pyproject.read_text()).get("project", {})
+        if project.get("name") == "splitlinear":
+            return str(project["version"])
+    from importlib.metadata import version
+
+    return version("splitlinear")
+
+
 def __getattr__(name: str) -> Any:
     """Import the public names' submodules on first use (PEP 562), so ``import splitlinear`` stays cheap."""
+    if name == "__version__":
+        globals()[name] = _version()
+        return globals()[name]
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     if name in _LAZY_ATTRIBUTES:

@@ -105,3 +105,13 @@ def test_splitlinear_opt_runs_a_pass() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert "slin.view_concat" in result.stdout
     assert "slin.concat" not in result.stdout and "slin.is_adjacent" not in result.stdout
+
+
+def test_version_is_the_projects() -> None:
+    """``splitlinear.__version__`` is the version in ``python/pyproject.toml``, installed or not."""
+    import tomllib
+
+    import splitlinear
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert splitlinear.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
