@@ -75,13 +75,13 @@ from ._siblings import (  # noqa: F401  (public here: splitlinear.packing.find_s
     FUSED_PROJECTIONS,
     MLP_INPUT_PROJECTIONS,
     PACK_WARNINGS_ENV,
+    PACKED_TAG,
     PackReport,
     check_module,
     checked_groups,
     find_fused_projections,
     find_sibling_groups,
     group_linears,
-    PACKED_TAG,
     tag_packed,
     warn_not_adjacent,
 )
@@ -213,15 +213,17 @@ _GROUP_ATTR = "_splitlinear_group"
 
 
 def _check_still_packed(module: nn.Module, incompatible_keys: Any) -> None:
-    """Load-state-dict post hook of a packed group's first linear: ``load_state_dict(...,
-    assign=True)`` puts the loaded tensors in place of the packed Parameters (a plain load copies
-    into them and keeps the layout). Names the group once (:func:`warn_not_adjacent`): results
-    stay correct, but its fused linear copies the parts or runs one GEMM per part."""
+    """Load-state-dict post hook of a packed group's first linear: names the group once
+    (:func:`warn_not_adjacent`) when its weight is a plain Parameter without the packing mark,
+    i.e. new Parameters took the packed ones' place: ``load_state_dict(..., assign=True)`` (a plain
+    load copies into them and keeps the layout), or a copy of the model (``copy.deepcopy``) being
+    loaded. Results stay correct, but its fused linear copies the parts or runs one GEMM per part.
+    FSDP2 and TP Parameters (DTensors) are laid out by :mod:`splitlinear.distributed`, not here."""
     group = getattr(module, _GROUP_ATTR, None)
     weight = getattr(module, "weight", None)
-    if group and isinstance(weight, nn.Parameter) and getattr(weight, PACKED_TAG, None) is None:
-        warn_not_adjacent(group, "load_state_dict(assign=True) replaced its packed Parameters with the loaded "
-                                 "tensors; call pack_parameters again", owner=module)
+    if group and type(weight) is nn.Parameter and getattr(weight, PACKED_TAG, None) is None:
+        warn_not_adjacent(group, "new Parameters took the packed ones' place (load_state_dict(assign=True), or "
+                                 "a deepcopy of the model); call pack_parameters again", owner=module)
 
 
 def _watch_assign(group: list[str], first: nn.Linear) -> None:

@@ -224,13 +224,35 @@ def test_load_with_assign_names_the_group_it_unpacked(op, monkeypatch: pytest.Mo
     torch.testing.assert_close(torch.compile(model, backend="splitlinear")(x), source(x))
     assert splitlinear.stats()["views"] >= 1
     with pytest.warns(UserWarning, match=r"packed group \['q_proj', 'k_proj', 'v_proj'\] is not adjacent.*"
-                                         r"assign=True"):
+                                         r"new Parameters took the packed ones' place"):
         model.load_state_dict(source.state_dict(), assign=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.load_state_dict(source.state_dict(), assign=True)  # named once
     torch._dynamo.reset()
     torch.testing.assert_close(torch.compile(model, backend="splitlinear")(x), source(x))
+
+
+def test_loading_a_deepcopy_of_a_packed_model_names_the_group(op, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``copy.deepcopy`` copies each Parameter alone: the copy is not packed, and loading it (a plain
+    ``load_state_dict``) names the group; the original, loaded the same way, stays packed and silent."""
+    import copy
+
+    from splitlinear import _siblings
+
+    monkeypatch.setattr(_siblings, "_warned", set())
+    torch.manual_seed(8)
+    model, source = Attention(bias=False), Attention(bias=False)
+    splitlinear.pack_parameters(model)
+    twin = copy.deepcopy(model)
+    with pytest.warns(UserWarning, match=r"packed group \['q_proj', 'k_proj', 'v_proj'\] is not adjacent.*deepcopy"):
+        twin.load_state_dict(source.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.load_state_dict(source.state_dict())
+    x = torch.randn(4, 16)
+    torch.testing.assert_close(twin(x), source(x))
+    torch.testing.assert_close(model(x), source(x))
 
 
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
