@@ -67,9 +67,11 @@ def _version() -> str:
     from pathlib import Path
 
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
-    if pyproject.is_file():
-        import tomllib
-
+    try:
+        import tomllib  # Python >= 3.11; on 3.10 the metadata answers
+    except ImportError:
+        tomllib = None
+    if tomllib is not None and pyproject.is_file():
         project = tomllib.loads(pyproject.read_text()).get("project", {})
         if project.get("name") == "splitlinear":
             return str(project["version"])
