@@ -135,6 +135,39 @@ loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
   }
 }
 
+/// Runs of kVec elements at column `c` of rows r0 + i·rowStep (i < N) of
+/// `part`, as floats, with all N 16-byte loads (two each for fp32) issued
+/// before the first is converted: a loadRun behind its vectorOk branch
+/// converts its run before the next load leaves, one load in flight a
+/// thread. Needs part.vectorOk, the rows and the run inside the part.
+template <typename S, int N>
+__device__ __forceinline__ void loadRunsInFlight(const Fp8Part &part,
+                                                 int64_t r0, int64_t rowStep,
+                                                 int64_t c,
+                                                 float (&v)[N][kVec]) {
+  constexpr int kPerLoad = 16 / sizeof(S);
+  constexpr int kLoads = kVec / kPerLoad;
+  const S *src = static_cast<const S *>(part.data) + r0 * part.ld + c;
+  uint4 raw[N][kLoads];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l)
+      raw[i][l] =
+          __ldg(reinterpret_cast<const uint4 *>(src + i * rowStep * part.ld) +
+                l);
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      S elems[kPerLoad];
+      memcpy(elems, &raw[i][l], 16);
+#pragma unroll
+      for (int j = 0; j < kPerLoad; ++j)
+        v[i][l * kPerLoad + j] = toFloat(elems[j]);
+    }
+}
+
 /// satcast (Float8.h) of kVec floats into two words, element j in byte j.
 template <typename F8>
 __device__ __forceinline__ uint2 encodeVector(const float (&v)[kVec]) {

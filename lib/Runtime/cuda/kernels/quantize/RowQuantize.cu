@@ -227,11 +227,16 @@ __global__ void __launch_bounds__(kThreads)
     int run = threadIdx.x % kRuns, row0 = threadIdx.x / kRuns;
     int64_t c = bc * kBlock + run * kVec;
     float v[kPasses][kVec];
+    if (x.vectorOk)
+      loadRunsInFlight<S>(x, br * kBlock + row0, kRowsAPass, c, v);
+    else
+#pragma unroll
+      for (int i = 0; i < kPasses; ++i)
+        loadRun<S>(x, x.cols, br * kBlock + row0 + i * kRowsAPass, c, nullptr,
+                   false, v[i]);
     uint32_t best = 0;
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
-      loadRun<S>(x, x.cols, br * kBlock + row0 + i * kRowsAPass, c, nullptr,
-                 x.vectorOk, v[i]);
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
         best = max(best, absBits(v[i][j]));
@@ -315,15 +320,25 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t blk = blockIdx.x; blk < total; blk += gridDim.x) {
     int64_t br = blk / perRow, bc = blk % perRow;
     int64_t c = bc * kBlock + run * kVec;
+    // All eight loads in flight at once where the tile is whole (see
+    // loadRunsInFlight).
     float v[kPasses][kVec];
+    if (x.vectorOk && br * kBlock + kBlock <= x.rows) {
+      loadRunsInFlight<S>(x, br * kBlock + row0, kRowsAPass, c, v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPasses; ++i) {
+        int64_t r = br * kBlock + row0 + i * kRowsAPass;
+        if (r < x.rows)
+          loadRun<S>(x, x.cols, r, c, nullptr, x.vectorOk, v[i]);
+        else
+          zeroRun(v[i]);
+      }
+    }
     uint32_t colBest[kVec] = {};
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       int64_t r = br * kBlock + row0 + i * kRowsAPass;
-      if (r < x.rows)
-        loadRun<S>(x, x.cols, r, c, nullptr, x.vectorOk, v[i]);
-      else
-        zeroRun(v[i]);
       uint32_t best = 0;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
