@@ -139,7 +139,9 @@ loadRun(const Fp8Part &part, int64_t cols, int64_t r, int64_t c,
 /// `part`, as floats, with all N 16-byte loads (two each for fp32) issued
 /// before the first is converted: a loadRun behind its vectorOk branch
 /// converts its run before the next load leaves, one load in flight a
-/// thread. Needs part.vectorOk, the rows and the run inside the part.
+/// thread (docs/Design.md, Measured decisions: blockwise quantization loads
+/// a thread's runs before converting them). Needs part.vectorOk, the rows
+/// and the run inside the part.
 template <typename S, int N>
 __device__ __forceinline__ void loadRunsInFlight(const Fp8Part &part,
                                                  int64_t r0, int64_t rowStep,
