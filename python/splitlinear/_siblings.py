@@ -236,6 +236,27 @@ def warn_not_adjacent(group: Sequence[str], reason: str, owner: object | None = 
     logger.info("%s", message)
 
 
+def warn_unpacked(groups: Sequence[Sequence[str]], owner: object, context: str = "") -> None:
+    """Warns once per ``owner`` (the first group's first weight part) that the fused linears of
+    ``groups`` (each a region's module names) read weight parts that are not back to back in one
+    storage, so each call copies the parts or runs one GEMM per part; ``context`` says when (after
+    "in memory"). Names the first three groups; ``SPLITLINEAR_PACK_WARNINGS=0`` turns it off, as for
+    packed groups."""
+    key = (id(owner), tuple(n for g in groups for n in g))
+    if key in _warned or os.environ.get(PACK_WARNINGS_ENV, "1") == "0":
+        return
+    _warned.add(key)
+    weakref.finalize(owner, _warned.discard, key)
+    shown = ", ".join(str(list(g)) for g in groups[:3])
+    more = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+    message = (f"splitlinear: the weight parts of {len(groups)} fused linear group(s) are not adjacent in "
+               f"memory{context}: {shown}{more}; each call copies the parts or runs one GEMM per part. "
+               f"splitlinear.pack_parameters(model) puts each group in one buffer (its groups=[[...], ...] "
+               f"names other siblings than the defaults; set {PACK_WARNINGS_ENV}=0 to silence)")
+    warnings.warn(message, stacklevel=user_stacklevel())
+    logger.info("%s", message)
+
+
 #: Attribute ``pack_parameters`` sets on each Parameter it packs: ``((group, kind), index)``, the
 #: group's module names, ``"weight"`` or ``"bias"``, and the part's place in the packed buffer. It
 #: stays on the Parameter object when something later gives the Parameter new storage
@@ -250,7 +271,7 @@ def tag_packed(group: Sequence[str], kind: str, params: Sequence[torch.Tensor]) 
         setattr(p, PACKED_TAG, (key, i))
 
 
-def _in_order_adjacent(parts: Sequence[torch.Tensor]) -> bool:
+def in_order_adjacent(parts: Sequence[torch.Tensor]) -> bool:
     """Whether ``parts`` are contiguous, of one dtype and device, back to back in one storage."""
     first = parts[0]
     for prev, p in zip(parts, parts[1:]):
@@ -276,7 +297,7 @@ def check_packed_adjacency(tensors: Iterable[object]) -> None:
             groups.setdefault(tag[0], {})[tag[1]] = t
     for (group, kind), by_index in groups.items():
         parts = [by_index[i] for i in sorted(by_index)]
-        if len(parts) > 1 and parts[0].device.type != "meta" and not _in_order_adjacent(parts):
+        if len(parts) > 1 and parts[0].device.type != "meta" and not in_order_adjacent(parts):
             warn_not_adjacent(list(group), f"its {kind} parts no longer share one buffer since they were packed "
                                            "(model.to(), a load into new storage or a .data assignment); "
                                            "call pack_parameters again", owner=parts[0])

@@ -34,6 +34,7 @@ import torch.fx as fx
 from ._cache_key import keyed_on_build
 from ._logging import logger
 from ._siblings import check_packed_adjacency
+from .fx.adjacency import AdjacencyWatch, check_regions, weight_groups
 from .fx.driver import rewrite_graph
 from .fx.residue import runs_eagerly
 from .grad_concat import with_concat_pass
@@ -132,7 +133,11 @@ def splitlinear_backend(
     # Packed groups that lost their shared buffer since pack_parameters: named once, here, where a
     # per-call check would cost nothing (their linears then copy or run one GEMM per part).
     check_packed_adjacency(example_inputs)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     plan = rewrite_graph(gm, example_inputs, opts, graph_id=graph_id)
+    # Regions reading parts that are not adjacent: named once here. Those that are, checked again
+    # when the graph runs with other weights (Dynamo reuses it for another instance of the model).
+    adjacent = check_regions(weight_groups(placeholders, plan.regions), example_inputs)
     n_linears = sum(len(r.sites) for r in plan.regions)
     _bump("regions_matched", len(plan.regions))
     _bump("linears_fused", n_linears)
@@ -152,8 +157,9 @@ def splitlinear_backend(
         "fallback=%s, mode=%s", graph_id, len(plan.regions), n_linears, len(plan.rejections),
         opts.fallback, opts.mode,
     )
-    return _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions or plan.serving_groups),
-                             graph_id=graph_id)
+    compiled = _compile_fallback(gm, example_inputs, opts, calls_op=bool(plan.regions or plan.serving_groups),
+                                 graph_id=graph_id)
+    return AdjacencyWatch(compiled, adjacent, example_inputs) if adjacent else compiled
 
 
 splitlinear_backend.reset = _reset  # type: ignore[attr-defined]

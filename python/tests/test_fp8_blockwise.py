@@ -356,6 +356,7 @@ def test_lora_adapters_stay_unnamed(op) -> None:
                                    num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=96)
     model = peft.get_peft_model(transformers.LlamaForCausalLM(cfg),
                                 peft.LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+    splitlinear.pack_parameters(model)  # unpacked, the bases would be named as not adjacent
     compiled = compile_sl(model, fullgraph=False, fp8="blockwise")
     ids = torch.randint(0, 96, (2, 16))
     with warnings.catch_warnings():

@@ -1,0 +1,92 @@
+"""A fused region whose weight parts are not adjacent runs slower (a copy or one GEMM per part): the
+backend names it once when it compiles the graph, and again when a compiled graph runs with other
+weights (Dynamo reuses it for a second instance of the same model class)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import splitlinear
+from splitlinear import _siblings
+
+
+class Attention(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.q_proj = nn.Linear(16, 16, bias=False)
+        self.k_proj = nn.Linear(16, 8, bias=False)
+        self.v_proj = nn.Linear(16, 8, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], -1)
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_siblings, "_warned", set())
+    monkeypatch.delenv("SPLITLINEAR_PACK_WARNINGS", raising=False)
+    torch._dynamo.reset()
+
+
+def _compile(model: nn.Module, fallback: str = "eager") -> nn.Module:
+    return torch.compile(model, backend="splitlinear", options={"fallback": fallback})
+
+
+def test_unpacked_region_is_named_once_when_it_compiles(op) -> None:
+    torch.manual_seed(0)
+    model, x = Attention(), torch.randn(4, 16)
+    splitlinear.reset_stats()
+    with pytest.warns(UserWarning, match=r"1 fused linear group\(s\) are not adjacent in memory: "
+                                         r"\['q_proj', 'k_proj', 'v_proj'\].*pack_parameters"):
+        torch.testing.assert_close(_compile(model)(x), model(x))
+    assert splitlinear.stats()["views"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        torch._dynamo.reset()
+        _compile(model)(x)  # named once
+    splitlinear.pack_parameters(model)
+    splitlinear.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        torch._dynamo.reset()
+        torch.testing.assert_close(_compile(model)(x), model(x))
+    assert splitlinear.stats()["views"] >= 1
+
+
+def test_silenced_by_the_environment_variable(op, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPLITLINEAR_PACK_WARNINGS", "0")
+    model = Attention()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _compile(model)(torch.randn(2, 16))
+
+
+@pytest.mark.parametrize("fallback", ["eager", "inductor"])
+def test_second_instance_reusing_the_graph_is_named(op, fallback: str) -> None:
+    """A packed model compiles silently; an unpacked one of the same class reuses its graph without
+    a recompile, and is named on its first call, once; the packed one stays silent."""
+    torch.manual_seed(1)
+    packed, other = Attention(), Attention()
+    splitlinear.pack_parameters(packed)
+    x = torch.randn(4, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        torch.testing.assert_close(_compile(packed, fallback)(x), packed(x))
+    compiles = splitlinear.stats()["graphs_compiled"]
+    splitlinear.reset_stats()
+    compiled_other = _compile(other, fallback)
+    with pytest.warns(UserWarning, match=r"not adjacent in memory \(in the weights this compiled graph now runs "
+                                         r"with.*\['q_proj', 'k_proj', 'v_proj'\]"):
+        torch.testing.assert_close(compiled_other(x), other(x))
+    assert splitlinear.stats()["graphs_compiled"] == 0 and compiles >= 1  # the graph was reused
+    assert splitlinear.stats()["views"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        compiled_other(x)  # named once
+        splitlinear.reset_stats()
+        _compile(packed, fallback)(x)
+    assert splitlinear.stats()["views"] >= 1
