@@ -214,22 +214,30 @@ PACK_WARNINGS_ENV = "SPLITLINEAR_PACK_WARNINGS"
 _warned: set[tuple[int, tuple[str, ...]]] = set()
 
 
-def warn_not_adjacent(group: Sequence[str], reason: str, owner: object | None = None) -> None:
-    """Warns once per ``owner`` and process that packed ``group`` is not adjacent in memory, and why.
+def warn_not_adjacent(group: Sequence[str], reason: str, owner: object | None = None,
+                      more: Sequence[Sequence[str]] = ()) -> None:
+    """Warns once per ``owner`` and process that packed ``group`` (and the groups in ``more``, for
+    the same ``reason``: one warning names the first three) is not adjacent in memory, and why.
 
     ``owner`` is the object the group belongs to (its first Parameter, or the model): a second model
     with the same module names is warned about too. ``None``: once per group name. Results stay
     correct: the op copies the parts or runs one GEMM per part. The warning is a ``UserWarning``
     (also logged at INFO on the ``splitlinear`` logger); ``SPLITLINEAR_PACK_WARNINGS=0`` turns it off."""
-    key = (id(owner) if owner is not None else 0, tuple(group))
+    groups = [list(group), *(list(g) for g in more)]
+    key = (id(owner) if owner is not None else 0, tuple(n for g in groups for n in g))
     if key in _warned or os.environ.get(PACK_WARNINGS_ENV, "1") == "0":
         return
     _warned.add(key)
     if owner is not None:
         # The id may be reused once the owner is gone: its entry goes with it.
         weakref.finalize(owner, _warned.discard, key)
-    message = (f"splitlinear: packed group {list(group)} is not adjacent in memory ({reason}); its fused "
-               f"linear copies the parts or runs one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
+    if len(groups) == 1:
+        named = f"packed group {groups[0]} is"
+    else:
+        extra = f" and {len(groups) - 3} more" if len(groups) > 3 else ""
+        named = f"packed groups {', '.join(str(g) for g in groups[:3])}{extra} are"
+    message = (f"splitlinear: {named} not adjacent in memory ({reason}); their fused linears copy the "
+               f"parts or run one GEMM per part (set {PACK_WARNINGS_ENV}=0 to silence)")
     warnings.warn(message, stacklevel=user_stacklevel())
     # INFO, not WARNING: with no logging set up, a WARNING record prints a second copy (logging's
     # last-resort handler); TORCH_LOGS=splitlinear still shows it.
@@ -295,9 +303,14 @@ def check_packed_adjacency(tensors: Iterable[object]) -> None:
         tag = getattr(t, PACKED_TAG, None) if type(t) is torch.nn.Parameter else None
         if tag is not None:
             groups.setdefault(tag[0], {})[tag[1]] = t
+    apart: dict[str, list[tuple[tuple[str, ...], torch.Tensor]]] = {}
     for (group, kind), by_index in groups.items():
         parts = [by_index[i] for i in sorted(by_index)]
         if len(parts) > 1 and parts[0].device.type != "meta" and not in_order_adjacent(parts):
-            warn_not_adjacent(list(group), f"its {kind} parts no longer share one buffer since they were packed "
-                                           "(model.to(), a load into new storage or a .data assignment); "
-                                           "call pack_parameters again", owner=parts[0])
+            apart.setdefault(kind, []).append((group, parts[0]))
+    # One warning per kind, naming the first groups: a 32-layer model moved after packing has 64.
+    for kind, lost in apart.items():
+        warn_not_adjacent(list(lost[0][0]), f"the {kind} parts no longer share one buffer since they were "
+                                            "packed (model.to(), a load into new storage or a .data "
+                                            "assignment); call pack_parameters again",
+                          owner=lost[0][1], more=[g for g, _ in lost[1:]])

@@ -90,3 +90,43 @@ def test_second_instance_reusing_the_graph_is_named(op, fallback: str) -> None:
         splitlinear.reset_stats()
         _compile(packed, fallback)(x)
     assert splitlinear.stats()["views"] >= 1
+
+
+def test_a_data_assignment_after_compiling_is_named(op) -> None:
+    """A later part (not the group's first) given new storage after the graph compiled."""
+    torch.manual_seed(2)
+    model, x = Attention(), torch.randn(4, 16)
+    splitlinear.pack_parameters(model)
+    compiled = _compile(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        compiled(x)
+    model.k_proj.weight.data = model.k_proj.weight.data.clone()
+    splitlinear.reset_stats()
+    with pytest.warns(UserWarning, match=r"not adjacent in memory \(in the weights this compiled graph now runs "
+                                         r"with.*\['q_proj', 'k_proj', 'v_proj'\]"):
+        torch.testing.assert_close(compiled(x), model(x))
+    assert splitlinear.stats()["views"] == 0
+
+
+class TwoBlocks(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = Attention(), Attention()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.first(x), self.second(x.sin())], -1)
+
+
+def test_packed_groups_that_lost_their_buffer_are_named_in_one_warning(op) -> None:
+    model, x = TwoBlocks(), torch.randn(4, 16)
+    splitlinear.pack_parameters(model)
+    for block in (model.first, model.second):
+        block.v_proj.weight.data = block.v_proj.weight.data.clone()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(_compile(model)(x), model(x))
+    named = [str(w.message) for w in caught if "not adjacent" in str(w.message)]
+    assert len(named) == 1, named
+    assert "packed groups ['first.q_proj', 'first.k_proj', 'first.v_proj'], ['second.q_proj'" in named[0]
+    assert "no longer share one buffer" in named[0]
