@@ -197,3 +197,31 @@ def test_graph_with_own_fp8_runs_uncached_under_inductor(op, fallback: str, cach
     assert len(plan.regions) == 1
     assert ("fp8_linear_tensorwise_cached(" in gm.code) == cached, gm.code
     assert "fp8_linear_tensorwise(" in gm.code or cached
+
+
+class _Refused(torch.nn.Module):
+    """Siblings the outer-vector recipes refuse: K = 24 (not a multiple of 16)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q_proj = torch.nn.Linear(24, 32, bias=False)
+        self.k_proj = torch.nn.Linear(24, 16, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.q_proj(x), self.k_proj(x)], -1)
+
+
+@pytest.mark.parametrize("recipe", FP8_RECIPES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_linears_fp8_cannot_take_are_named(op, recipe: str, dtype: torch.dtype) -> None:
+    """A linear left in its precision under option ``fp8`` (K not a multiple of 16, or float64
+    operands) runs slower than asked: one warning per graph names it and why."""
+    torch.manual_seed(3)
+    model = _Refused().to(dtype)
+    if dtype == torch.float64:  # K a multiple of 16: the dtype is the reason
+        model.q_proj, model.k_proj = (torch.nn.Linear(32, 32, bias=False, dtype=dtype),
+                                      torch.nn.Linear(32, 16, bias=False, dtype=dtype))
+    x = torch.randn(4, model.q_proj.in_features, dtype=dtype)
+    reason = r"K = 24 is not a multiple of 16" if dtype == torch.float32 else r"dtype torch.float64"
+    with pytest.warns(UserWarning, match=rf"fp8='{recipe}' needs .*stay in their precision: q_proj \({reason}"):
+        torch.testing.assert_close(compile_sl(model, fp8=recipe)(x), model(x))

@@ -6,10 +6,11 @@ With ``fp8`` set the planner also offers lone linears (one part each), and
 and one GEMM) and those that stay in their precision. A site runs in FP8
 when the filter (option ``fp8_filter``, by the FQN of the module calling
 the linear) lets it and the op can take it: K and every part's rows
-multiples of 16 (128 for the block-scaled recipes, whose refused sites are
-named in one warning per graph), operands float32/float16/bfloat16. The others keep what
-the backend does without ``fp8``: a region of at least ``min_parts`` parts
-through ``splitlinear.ops.linear``, else the fallback.
+multiples of 16 (128 for the block-scaled recipes), operands
+float32/float16/bfloat16. Those the op refuses (PEFT adapters aside) are named
+in one warning per graph. The others keep what the backend does without
+``fp8``: a region of at least ``min_parts`` parts through
+``splitlinear.ops.linear``, else the fallback.
 
 The graph calls :func:`fp8_linear_tensorwise` (or the rowwise ones, and
 their ``_cached`` forms for option ``fp8_weight_cache``), module functions
@@ -220,7 +221,7 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
     fp8: list[Region] = []
     plain: list[Region] = []
     skipped: list[str] = []
-    not_blocks: list[str] = []
+    refused: list[str] = []
     recipe = str(options.fp8)
     for region in regions:
         yes: list[LinearSite] = []
@@ -234,8 +235,8 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
                 skipped.append(f"{site.describe()} ({fqn or 'no module'}): not FP8: {problem.reason}")
                 # PEFT adapters (rank 8-64, below a block) stay in their precision unnamed: every
                 # LoRA model would otherwise warn about each of them.
-                if recipe in FP8_BLOCKWISE_RECIPES and problem.granule and not is_adapter_site(site):
-                    not_blocks.append(f"{fqn or site.describe()} ({problem.reason})")
+                if not is_adapter_site(site):
+                    refused.append(f"{fqn or site.describe()} ({problem.reason})")
                 no.append(site)
             else:
                 yes.append(site)
@@ -246,10 +247,12 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
             if len(rest.weight_parts) >= options.min_parts:
                 plain.append(rest)
     plain.sort(key=lambda r: min(order[s.out] for s in r.sites))
-    if not_blocks:
+    if refused:
         # Silently slower is a bug: name what stays in its precision, once per graph.
-        warnings.warn(f"splitlinear: fp8={recipe!r} needs K and every weight part's rows to be multiples of "
-                      f"{FP8_BLOCK} (no 128x128 block may cross a part); these linears stay in their precision: "
-                      f"{'; '.join(not_blocks)}. Exclude them with option fp8_filter to silence this.",
+        granule = (f"{FP8_BLOCK} (no 128x128 block may cross a part)" if recipe in FP8_BLOCKWISE_RECIPES
+                   else str(FP8_GRANULE))
+        warnings.warn(f"splitlinear: fp8={recipe!r} needs float32/float16/bfloat16 operands, K and every weight "
+                      f"part's rows multiples of {granule}; these linears stay in their precision: "
+                      f"{'; '.join(refused)}. Exclude them with option fp8_filter to silence this.",
                       stacklevel=user_stacklevel())
     return Fp8Assignment(fp8, plain, skipped)
