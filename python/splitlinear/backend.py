@@ -54,10 +54,16 @@ def _next_graph_id() -> int:
 
 
 def _write_dump(dump_dir: str, name: str, text: str) -> None:
-    os.makedirs(dump_dir, exist_ok=True)
+    """Writes ``text`` to ``dump_dir/name``; an unwritable folder raises ``OSError`` naming the
+    option (and ``SPLITLINEAR_DUMP_DIR``, which sets it too)."""
     path = os.path.join(dump_dir, name)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    try:
+        os.makedirs(dump_dir, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        raise OSError(exc.errno, f"splitlinear: option 'dump_dir' (or SPLITLINEAR_DUMP_DIR): cannot write "
+                                 f"{path}: {exc.strerror}") from exc
     logger.debug("splitlinear: wrote %s", path)
 
 

@@ -172,3 +172,13 @@ def test_inductor_options_read_as_backend_inductor_reads_them() -> None:
     assert SplitLinearOptions.from_dict({"fallback": "eager", "inductor_options": {}}).cudagraphs is False
     ro = SplitLinearOptions.from_dict({"mode": "reduce-overhead"})
     assert ro.with_mode("default") is ro and ro.cudagraphs
+
+
+def test_unwritable_dump_dir_names_the_option(op, tmp_path) -> None:
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("")
+    model = torch.nn.Linear(8, 8)
+    compiled = torch.compile(model, backend="splitlinear",
+                             options={"fallback": "eager", "dump_dir": str(blocker / "dumps")})
+    with pytest.raises(Exception, match=r"option 'dump_dir' \(or SPLITLINEAR_DUMP_DIR\): cannot write .*not_a_folder"):
+        compiled(torch.randn(2, 8))
