@@ -8,21 +8,16 @@ import warnings
 
 import pytest
 import torch
+from _models import SiblingQKV
 from torch import nn
 
 import splitlinear
 from splitlinear import _siblings
 
 
-class Attention(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.q_proj = nn.Linear(16, 16, bias=False)
-        self.k_proj = nn.Linear(16, 8, bias=False)
-        self.v_proj = nn.Linear(16, 8, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], -1)
+def _attention() -> SiblingQKV:
+    """q/k/v siblings (16, 8, 8 rows, K 16), unpacked."""
+    return SiblingQKV(16, 16, 8, bias=False)
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +33,7 @@ def _compile(model: nn.Module, fallback: str = "eager") -> nn.Module:
 
 def test_unpacked_region_is_named_once_when_it_compiles(op) -> None:
     torch.manual_seed(0)
-    model, x = Attention(), torch.randn(4, 16)
+    model, x = _attention(), torch.randn(4, 16)
     splitlinear.reset_stats()
     with pytest.warns(UserWarning, match=r"1 fused linear group\(s\) are not adjacent in memory: "
                                          r"\['q_proj', 'k_proj', 'v_proj'\].*pack_parameters"):
@@ -59,7 +54,7 @@ def test_unpacked_region_is_named_once_when_it_compiles(op) -> None:
 
 def test_silenced_by_the_environment_variable(op, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPLITLINEAR_PACK_WARNINGS", "0")
-    model = Attention()
+    model = _attention()
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         _compile(model)(torch.randn(2, 16))
@@ -70,7 +65,7 @@ def test_second_instance_reusing_the_graph_is_named(op, fallback: str) -> None:
     """A packed model compiles silently; an unpacked one of the same class reuses its graph without
     a recompile, and is named on its first call, once; the packed one stays silent."""
     torch.manual_seed(1)
-    packed, other = Attention(), Attention()
+    packed, other = _attention(), _attention()
     splitlinear.pack_parameters(packed)
     x = torch.randn(4, 16)
     with warnings.catch_warnings():
@@ -95,7 +90,7 @@ def test_second_instance_reusing_the_graph_is_named(op, fallback: str) -> None:
 def test_a_data_assignment_after_compiling_is_named(op) -> None:
     """A later part (not the group's first) given new storage after the graph compiled."""
     torch.manual_seed(2)
-    model, x = Attention(), torch.randn(4, 16)
+    model, x = _attention(), torch.randn(4, 16)
     splitlinear.pack_parameters(model)
     compiled = _compile(model)
     with warnings.catch_warnings():
@@ -112,10 +107,10 @@ def test_a_data_assignment_after_compiling_is_named(op) -> None:
 class TwoBlocks(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.first, self.second = Attention(), Attention()
+        self.first, self.second = _attention(), _attention()
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.first(x), self.second(x.sin())], -1)
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (*self.first(x), *self.second(x.sin()))
 
 
 def test_packed_groups_that_lost_their_buffer_are_named_in_one_warning(op) -> None:
