@@ -59,14 +59,20 @@ def fp8_filter_allows(flt: Fp8Filter | None, fqn: str, where: str) -> bool:
     (:data:`DEFAULT_FP8_SKIP` for None) matches.
 
     Raises:
-        ValueError: the callable raised; names ``where`` and the module.
+        ValueError: the callable raised or returned something other than a ``bool``; names
+            ``where`` and the module.
     """
     if callable(flt):
         try:
             keep = flt(fqn)
         except Exception as exc:  # the user's callable: say which option and module it failed on
             raise ValueError(f"{where} raised {type(exc).__name__} on module {fqn!r}: {exc}") from exc
-        return bool(keep)
+        # Only a bool: a filter that forgot its `return` answers None, which would
+        # silently keep every linear in bf16.
+        if not isinstance(keep, bool):
+            raise ValueError(f"{where} must return True or False, got {type(keep).__name__} "
+                             f"{keep!r} on module {fqn!r}")
+        return keep
     patterns = DEFAULT_FP8_SKIP if flt is None else flt
     return not any(fnmatch.fnmatchcase(fqn, p) for p in patterns)
 

@@ -115,6 +115,19 @@ def test_failing_filter_names_the_option_and_module(op, flt) -> None:
         compile_sl(model, fp8="tensorwise", fp8_filter=flt)(torch.randn(4, 64))
 
 
+def test_filter_returning_non_bool_names_the_option_and_module(op) -> None:
+    """Regression: a callable filter that forgot its ``return`` answered None, read as False,
+    so every linear silently stayed in bf16."""
+    model, _ = _pair(15)
+
+    def flt(fqn: str) -> bool:
+        fqn.endswith("_proj")  # no return: answers None
+
+    with pytest.raises(Exception, match=r"option 'fp8_filter' must return True or False, got NoneType None "
+                                        r"on module '"):
+        compile_sl(model, fp8="tensorwise", fp8_filter=flt)(torch.randn(4, 64))
+
+
 def _hidden(model: Block, x: torch.Tensor) -> torch.Tensor:
     """The block's output before lm_head, in float32."""
     with torch.no_grad():

@@ -147,6 +147,15 @@ def test_filter_that_raises_names_the_module(op) -> None:
         serving.convert_to_fp8_serving(_llama(5), fp8_filter=flt)
 
 
+def test_filter_returning_non_bool_names_the_module(op) -> None:
+    """A filter answering a string (truthy) is refused rather than read as "keep"."""
+    model = _llama(5)
+    with pytest.raises(ValueError, match=r"convert_to_fp8_serving: fp8_filter must return True or False, "
+                                         r"got str 'yes' on module 'model.layers.0.self_attn.q_proj'"):
+        serving.convert_to_fp8_serving(model, fp8_filter=lambda fqn: "yes")
+    assert not _fp8_linears(model)
+
+
 def test_float64_input_raises_naming_the_module(op) -> None:
     """Regression (new-user report): after model.double() the forward failed inside the op,
     naming neither the module nor the cast."""
