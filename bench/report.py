@@ -5,8 +5,9 @@ replaces what is between the markers with the table rendered from ``RESULTS/<sui
 line saying which command measures it, where that JSON is absent), and leaves the rest of the
 document as it is. Plots (matplotlib, when installed) go to ``docs/img/``.
 
-    python bench/report.py                               # bench/results/h100 -> docs/Performance.md, docs/img
+    python bench/report.py                               # DEFAULT_RESULTS -> docs/Performance.md, docs/img
     python bench/report.py --results DIR --doc OUT.md    # any results folder, any document
+    python bench/report.py --results A B                 # a suite's JSON from A where A has it, else B
     python bench/report.py --check                       # exit 1 if a table differs from its JSON
 """
 
@@ -16,13 +17,14 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-#: The results the docs render from (one folder: the GPU they were measured on).
-DEFAULT_RESULTS = REPO / "bench" / "results" / "h100"
+#: The results the docs render from, one folder per GPU (its name); a suite comes from the first
+#: folder that holds it, and each table names the GPU it was measured on.
+DEFAULT_RESULTS: tuple[Path, ...] = (REPO / "bench" / "results" / "h100",)
 DEFAULT_DOC = REPO / "docs" / "Performance.md"
 DEFAULT_IMG = REPO / "docs" / "img"
 MARKER = re.compile(r"(<!-- BEGIN (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END (?P=name) -->)", re.S)
@@ -103,7 +105,19 @@ def table_setup(suites: dict[str, dict]) -> list[str]:
             f"splitlinear   wheel built from {env.get('wheel', 'n/a')}; bench/ at commit {env.get('commit')}; "
             f"measured {env.get('date')}",
             f"command       {env.get('command')}",
+            *_other_gpus(suites, env.get("gpu")),
             "```"]
+
+
+def _other_gpus(suites: dict[str, dict], gpu: Any) -> list[str]:
+    """A line naming the suites measured on another GPU than the setup block's (each table says so too)."""
+    others: dict[str, list[str]] = {}
+    for name in SETUP_ORDER:
+        other = suites.get(name, {}).get("environment", {}).get("gpu")
+        # CPU suites (accuracy) say so in their own table.
+        if other and other != gpu and not str(other).startswith("none") and not suites[name].get("quick"):
+            others.setdefault(other, []).append(name)
+    return [f"also          {', '.join(names)} measured on {other}" for other, names in others.items()]
 
 
 def table_train(suites: dict[str, dict]) -> list[str]:
@@ -310,12 +324,14 @@ TABLES: dict[str, tuple[tuple[str, ...], Callable[[dict[str, dict]], list[str]]]
 }
 
 
-def load(results: Path) -> dict[str, dict]:
-    """Every ``<suite>.json`` of ``results`` by suite name."""
-    out = {}
-    for path in sorted(results.glob("*.json")) if results.is_dir() else []:
-        data = json.loads(path.read_text())
-        out[data.get("suite", path.stem)] = data
+def load(results: Sequence[Path]) -> dict[str, dict]:
+    """Every ``<suite>.json`` of the ``results`` folders by suite name, the first folder holding a
+    suite winning."""
+    out: dict[str, dict] = {}
+    for folder in results:
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            data = json.loads(path.read_text())
+            out.setdefault(data.get("suite", path.stem), data)
     return out
 
 
@@ -412,7 +428,8 @@ def plots(suites: dict[str, dict], img: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="folder of <suite>.json files")
+    parser.add_argument("--results", type=Path, nargs="+", default=list(DEFAULT_RESULTS),
+                        help="folders of <suite>.json files; a suite comes from the first that holds it")
     parser.add_argument("--doc", type=Path, default=DEFAULT_DOC, help="the document with the table markers")
     parser.add_argument("--img", type=Path, default=DEFAULT_IMG, help="folder for the plots")
     parser.add_argument("--check", action="store_true",
@@ -420,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
     suites = load(args.results)
+    source = " ".join(map(str, args.results))
     doc = args.doc.read_text()
     names = [m.group("name") for m in MARKER.finditer(doc)]
     if not names:
@@ -431,14 +449,14 @@ def main(argv: list[str] | None = None) -> int:
             import difflib
 
             sys.stderr.writelines(difflib.unified_diff(doc.splitlines(True), new.splitlines(True),
-                                                       str(args.doc), f"rendered from {args.results}"))
-            print(f"error: tables in {args.doc} differ from {args.results}; run 'python bench/report.py'",
+                                                       str(args.doc), f"rendered from {source}"))
+            print(f"error: tables in {args.doc} differ from {source}; run 'python bench/report.py'",
                   file=sys.stderr)
             return 1
-        print(f"report: {len(names)} tables in {args.doc} match {args.results}")
+        print(f"report: {len(names)} tables in {args.doc} match {source}")
         return 0
     args.doc.write_text(new)
-    print(f"report: rendered {len(names)} tables into {args.doc} from {len(suites)} suite(s) in {args.results}")
+    print(f"report: rendered {len(names)} tables into {args.doc} from {len(suites)} suite(s) in {source}")
     if not args.no_plots:
         for path in plots(suites, args.img):
             print(f"report: wrote {path}")

@@ -72,6 +72,34 @@ def test_report_renders_quick_json(op, quick_results: dict[str, dict], tmp_path:
     assert check.returncode == 0, check.stderr
 
 
+def test_report_takes_each_suite_from_the_first_folder_holding_it(quick_results: dict[str, dict],
+                                                                   tmp_path: Path) -> None:
+    """With ``--results A B``, a suite in both comes from A, one only in B from B, and the setup
+    block names the GPU of the suites measured on another GPU than its own."""
+    first, second = tmp_path / "gpu-a", tmp_path / "gpu-b"
+    first.mkdir(), second.mkdir()
+    for name, data in quick_results.items():
+        gpu = "GPU B"
+        if name == "train":  # only this suite in A, on another GPU
+            a = json.loads(json.dumps(data))
+            a["quick"], a["environment"]["gpu"], a["results"][0]["step_ms"] = False, "GPU A", 777.0
+            (first / "train.json").write_text(json.dumps(a))
+        b = json.loads(json.dumps(data))
+        b["quick"], b["environment"]["gpu"] = False, gpu
+        (second / f"{name}.json").write_text(json.dumps(b))
+    doc = tmp_path / "Performance.md"
+    doc.write_text((BENCH.parent / "docs" / "Performance.md").read_text())
+    proc = subprocess.run([sys.executable, str(BENCH / "report.py"), "--results", str(first), str(second),
+                           "--doc", str(doc), "--no-plots"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = doc.read_text()
+    assert "GPU           GPU A" in text and "measured on GPU B" in text
+    train = text.split("<!-- BEGIN train -->")[1].split("<!-- END train -->")[0]
+    assert "777.0" in train and "Measured on GPU A" in train
+    decode = text.split("<!-- BEGIN decode -->")[1].split("<!-- END decode -->")[0]
+    assert "Measured on GPU B" in decode
+
+
 def test_grads_quick_measures_sqnr(op, quick_results: dict[str, dict]) -> None:
     """The gradient suite's SQNRs (exact FP8 emulation on the CPU) are finite, FP8 well above noise, and
     bf16 without FP8 the most accurate on average."""
