@@ -212,18 +212,58 @@ def install_whole_state_dict_hook(module: nn.Module) -> None:
 _GROUP_ATTR = "_splitlinear_group"
 
 
+#: Why a packed group's Parameters were replaced (the warning's reason).
+_REPLACED = ("new Parameters took the packed ones' place (load_state_dict(assign=True), or a deepcopy of "
+             "the model); call pack_parameters again")
+
+#: The ``load_state_dict`` calls now running on packed models, innermost last: each collects the
+#: groups found replaced, so that the model names them in one warning when its load ends.
+_loads: list[tuple[int, list[list[str]]]] = []
+
+#: Attribute marking a packed model whose load-window hooks are installed.
+_LOAD_MARK = "_splitlinear_load_window"
+
+
+def _open_load(module: nn.Module, *_: Any) -> None:
+    """Load-state-dict pre hook of a packed model: opens its window (before its children load)."""
+    _loads.append((id(module), []))
+
+
+def _close_load(module: nn.Module, incompatible_keys: Any) -> None:
+    """Load-state-dict post hook of a packed model: closes its window and names the groups its
+    linears found replaced in one warning. Windows left open by a load that raised close too."""
+    while _loads:
+        owner, replaced = _loads.pop()
+        if owner == id(module):
+            if replaced:
+                warn_not_adjacent(replaced[0], _REPLACED, owner=module, more=replaced[1:])
+            return
+
+
+def _watch_loads(module: nn.Module) -> None:
+    """Installs :func:`_open_load` / :func:`_close_load` on packed model ``module`` (once)."""
+    if not getattr(module, _LOAD_MARK, False):
+        module.register_load_state_dict_pre_hook(_open_load)
+        module.register_load_state_dict_post_hook(_close_load)
+        setattr(module, _LOAD_MARK, True)
+
+
 def _check_still_packed(module: nn.Module, incompatible_keys: Any) -> None:
-    """Load-state-dict post hook of a packed group's first linear: names the group once
-    (:func:`warn_not_adjacent`) when its weight is a plain Parameter without the packing mark,
-    i.e. new Parameters took the packed ones' place: ``load_state_dict(..., assign=True)`` (a plain
-    load copies into them and keeps the layout), or a copy of the model (``copy.deepcopy``) being
-    loaded. Results stay correct, but its fused linear copies the parts or runs one GEMM per part.
-    FSDP2 and TP Parameters (DTensors) are laid out by :mod:`splitlinear.distributed`, not here."""
+    """Load-state-dict post hook of a packed group's first linear: finds the group replaced when its
+    weight is a plain Parameter without the packing mark, i.e. new Parameters took the packed ones'
+    place: ``load_state_dict(..., assign=True)`` (a plain load copies into them and keeps the
+    layout), or a copy of the model (``copy.deepcopy``) being loaded. Within a load of the packed
+    model, the group joins the model's one warning (:func:`_close_load`); a load of the linear or
+    another part of the model names it alone (:func:`warn_not_adjacent`). Results stay correct, but
+    its fused linear copies the parts or runs one GEMM per part. FSDP2 and TP Parameters (DTensors)
+    are laid out by :mod:`splitlinear.distributed`, not here."""
     group = getattr(module, _GROUP_ATTR, None)
     weight = getattr(module, "weight", None)
     if group and type(weight) is nn.Parameter and getattr(weight, PACKED_TAG, None) is None:
-        warn_not_adjacent(group, "new Parameters took the packed ones' place (load_state_dict(assign=True), or "
-                                 "a deepcopy of the model); call pack_parameters again", owner=module)
+        if _loads:
+            _loads[-1][1].append(list(group))
+        else:
+            warn_not_adjacent(group, _REPLACED, owner=module)
 
 
 def _watch_assign(group: list[str], first: nn.Linear) -> None:
@@ -456,5 +496,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         seen.update(id(p) for p in params)
         report.packed.append(group)
         logger.debug("pack_parameters: packed %s", group)
+    if report.packed:
+        _watch_loads(module)
     _record_groups(module, report.packed)
     return report

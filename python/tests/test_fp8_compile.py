@@ -128,6 +128,28 @@ def test_filter_returning_non_bool_names_the_option_and_module(op) -> None:
         compile_sl(model, fp8="tensorwise", fp8_filter=flt)(torch.randn(4, 64))
 
 
+def test_filter_sees_peft_base_layer_fqns(op) -> None:
+    """The FQNs the filter sees under PEFT LoRA, as the UserGuide states them: the base linear is
+    ``....q_proj.base_layer``, its adapters ``....q_proj.lora_A.default``."""
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    torch.manual_seed(16)
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=96)
+    model = peft.get_peft_model(transformers.LlamaForCausalLM(cfg),
+                                peft.LoraConfig(r=8, target_modules=["q_proj", "v_proj"]))
+    seen: list[str] = []
+
+    def flt(fqn: str) -> bool:
+        seen.append(fqn)
+        return True
+
+    ids = torch.randint(0, 96, (2, 16))
+    compile_sl(model, fullgraph=False, fp8="tensorwise", fp8_filter=flt)(input_ids=ids, use_cache=False)
+    prefix = "base_model.model.model.layers.0.self_attn.q_proj"
+    assert {f"{prefix}.base_layer", f"{prefix}.lora_A.default", "base_model.model.lm_head"} <= set(seen), seen
+
+
 def _hidden(model: Block, x: torch.Tensor) -> torch.Tensor:
     """The block's output before lm_head, in float32."""
     with torch.no_grad():

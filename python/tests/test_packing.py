@@ -4,6 +4,7 @@ one storage while Parameter objects, names, values and optimizers keep working."
 from __future__ import annotations
 
 import logging
+import re
 import warnings
 
 import pytest
@@ -253,6 +254,37 @@ def test_loading_a_deepcopy_of_a_packed_model_names_the_group(op, monkeypatch: p
     x = torch.randn(4, 16)
     torch.testing.assert_close(twin(x), source(x))
     torch.testing.assert_close(model(x), source(x))
+
+
+@pytest.mark.parametrize("how", ["assign", "deepcopy"])
+def test_loading_replaced_groups_names_them_in_one_warning(op, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Regression: a model of 5 packed q/k/v groups warned 5 times on ``load_state_dict(assign=True)``
+    (a 32-layer Llama: 64 warnings). One load names its groups in one warning; loading one layer alone
+    still names that layer's group."""
+    import copy
+
+    from splitlinear import _siblings
+
+    monkeypatch.setattr(_siblings, "_warned", set())
+    torch.manual_seed(9)
+    model, source = nn.ModuleList(Attention(bias=False) for _ in range(5)), nn.ModuleList(
+        Attention(bias=False) for _ in range(5))
+    assert len(splitlinear.pack_parameters(model, groups=[[f"{i}.q_proj", f"{i}.k_proj", f"{i}.v_proj"]
+                                                          for i in range(5)]).packed) == 5
+    target = copy.deepcopy(model) if how == "deepcopy" else model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        target.load_state_dict(source.state_dict(), assign=how == "assign")
+    texts = [str(w.message) for w in caught if "not adjacent" in str(w.message)]
+    assert len(texts) == 1, texts
+    assert re.search(r"packed groups \['0.q_proj', '0.k_proj', '0.v_proj'\], \['1.q_proj', .*\] and 2 more are "
+                     r"not adjacent in memory \(new Parameters took the packed ones' place", texts[0]), texts[0]
+    x = torch.randn(4, 16)
+    for layer, want in zip(target, source):
+        torch.testing.assert_close(layer(x), want(x))
+    layer = copy.deepcopy(model[0])
+    with pytest.warns(UserWarning, match=r"packed group \['0.q_proj', '0.k_proj', '0.v_proj'\] is not adjacent"):
+        layer.load_state_dict(source[0].state_dict())
 
 
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode"])
