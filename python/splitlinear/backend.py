@@ -36,6 +36,7 @@ from ._logging import logger
 from ._siblings import check_packed_adjacency
 from .fx.adjacency import AdjacencyWatch, check_regions, weight_groups
 from .fx.driver import rewrite_graph
+from .fx.fp8 import forget_warnings
 from .fx.residue import runs_eagerly
 from .grad_concat import with_concat_pass
 from .options import SplitLinearOptions
@@ -96,9 +97,11 @@ def _compile_fallback(gm: fx.GraphModule, example_inputs: Sequence[Any],
 
 def _reset() -> None:
     """``torch._dynamo.reset()`` hook (as ``backend="inductor"`` has): drop the CUDA graphs
-    recorded by cudagraph trees for ``mode="reduce-overhead"``."""
+    recorded by cudagraph trees for ``mode="reduce-overhead"``, and the per-frame warnings given
+    (reset numbers the frames from 0 again)."""
     # Not imported: nothing recorded. Importing it here would register a backend in the
     # cache dynamo's reset is iterating ("dictionary changed size during iteration").
+    forget_warnings()
     trees = sys.modules.get("torch._inductor.cudagraph_trees")
     if trees is not None:
         trees.reset_cudagraph_trees()

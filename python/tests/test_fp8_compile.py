@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import os
 
+import warnings
+
 import pytest
 import torch
 from _fp8_models import FP8_REGIONS, Block
@@ -126,6 +128,27 @@ def test_filter_returning_non_bool_names_the_option_and_module(op) -> None:
     with pytest.raises(Exception, match=r"option 'fp8_filter' must return True or False, got NoneType None "
                                         r"on module '"):
         compile_sl(model, fp8="tensorwise", fp8_filter=flt)(torch.randn(4, 64))
+
+
+def test_refused_linears_are_named_once_over_recompiles(op) -> None:
+    """Regression: each recompile of the frame (new shapes, here 3 of them, static) named the same
+    linears again. One warning for the frame; after ``torch._dynamo.reset()`` a new compile names
+    them again."""
+    torch._dynamo.reset()
+    model = _Refused()
+    compiled = torch.compile(model, backend="splitlinear", dynamic=False,
+                             options={"fallback": "eager", "fp8": "tensorwise"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for rows in (4, 5, 6):
+            x = torch.randn(rows, 24)
+            torch.testing.assert_close(compiled(x), model(x))
+    assert splitlinear.stats()["graphs_compiled"] == 3
+    named = [w for w in caught if "stay in their precision: q_proj" in str(w.message)]
+    assert len(named) == 1, [str(w.message) for w in caught]
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match="stay in their precision: q_proj"):
+        compiled(torch.randn(4, 24))
 
 
 def test_filter_sees_peft_base_layer_fqns(op) -> None:
@@ -250,7 +273,7 @@ class _Refused(torch.nn.Module):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_linears_fp8_cannot_take_are_named(op, recipe: str, dtype: torch.dtype) -> None:
     """A linear left in its precision under option ``fp8`` (K not a multiple of 16, or float64
-    operands) runs slower than asked: one warning per graph names it and why."""
+    operands) runs slower than asked: one warning per compiled frame names it and why."""
     torch.manual_seed(3)
     model = _Refused().to(dtype)
     if dtype == torch.float64:  # K a multiple of 16: the dtype is the reason

@@ -248,11 +248,33 @@ def assign_fp8(regions: Sequence[Region], options: SplitLinearOptions, order: di
                 plain.append(rest)
     plain.sort(key=lambda r: min(order[s.out] for s in r.sites))
     if refused:
-        # Silently slower is a bug: name what stays in its precision, once per graph.
+        # Silently slower is a bug: name what stays in its precision, once per compiled frame.
         granule = (f"{FP8_BLOCK} (no 128x128 block may cross a part)" if recipe in FP8_BLOCKWISE_RECIPES
                    else str(FP8_GRANULE))
-        warnings.warn(f"splitlinear: fp8={recipe!r} needs float32/float16/bfloat16 operands, K and every weight "
-                      f"part's rows multiples of {granule}; these linears stay in their precision: "
-                      f"{'; '.join(refused)}. Exclude them with option fp8_filter to silence this.",
-                      stacklevel=user_stacklevel())
+        _warn_once_per_frame(f"splitlinear: fp8={recipe!r} needs float32/float16/bfloat16 operands, K and every "
+                             f"weight part's rows multiples of {granule}; these linears stay in their precision: "
+                             f"{'; '.join(refused)}. Exclude them with option fp8_filter to silence this.")
     return Fp8Assignment(fp8, plain, skipped)
+
+
+#: (Dynamo frame id, message) of the warnings given: a recompile of the frame (another shape, a
+#: dynamic dim) names the same linears again otherwise. Cleared by ``torch._dynamo.reset()``,
+#: which numbers frames from 0 again (see :func:`forget_warnings`).
+_warned: set[tuple[int, str]] = set()
+
+
+def _warn_once_per_frame(message: str) -> None:
+    """``warnings.warn(message)`` unless the frame Dynamo compiles now was warned so already;
+    outside a Dynamo compile (a graph rewritten directly), always."""
+    compile_id = torch._guards.CompileContext.current_compile_id()
+    if compile_id is not None:
+        key = (compile_id.frame_id, message)
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(message, stacklevel=user_stacklevel())
+
+
+def forget_warnings() -> None:
+    """Forgets the warnings given (``torch._dynamo.reset()`` renumbers the frames)."""
+    _warned.clear()
