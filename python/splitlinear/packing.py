@@ -58,6 +58,7 @@ Behaviour to know:
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Sequence
@@ -216,9 +217,16 @@ _GROUP_ATTR = "_splitlinear_group"
 _REPLACED = ("new Parameters took the packed ones' place (load_state_dict(assign=True), or a deepcopy of "
              "the model); call pack_parameters again")
 
-#: The ``load_state_dict`` calls now running on packed models, innermost last: each collects the
-#: groups found replaced, so that the model names them in one warning when its load ends.
-_loads: list[tuple[int, list[list[str]]]] = []
+#: Per thread, the ``load_state_dict`` calls now running on packed models, innermost last (``.open``):
+#: each collects the groups found replaced, so that the model names them in one warning when its
+#: load ends.
+_loads = threading.local()
+
+
+def _open_loads() -> list[tuple[int, list[list[str]]]]:
+    if not hasattr(_loads, "open"):
+        _loads.open = []
+    return _loads.open
 
 #: Attribute marking a packed model whose load-window hooks are installed.
 _LOAD_MARK = "_splitlinear_load_window"
@@ -226,14 +234,15 @@ _LOAD_MARK = "_splitlinear_load_window"
 
 def _open_load(module: nn.Module, *_: Any) -> None:
     """Load-state-dict pre hook of a packed model: opens its window (before its children load)."""
-    _loads.append((id(module), []))
+    _open_loads().append((id(module), []))
 
 
 def _close_load(module: nn.Module, incompatible_keys: Any) -> None:
     """Load-state-dict post hook of a packed model: closes its window and names the groups its
     linears found replaced in one warning. Windows left open by a load that raised close too."""
-    while _loads:
-        owner, replaced = _loads.pop()
+    windows = _open_loads()
+    while windows:
+        owner, replaced = windows.pop()
         if owner == id(module):
             if replaced:
                 warn_not_adjacent(replaced[0], _REPLACED, owner=module, more=replaced[1:])
@@ -260,8 +269,8 @@ def _check_still_packed(module: nn.Module, incompatible_keys: Any) -> None:
     group = getattr(module, _GROUP_ATTR, None)
     weight = getattr(module, "weight", None)
     if group and type(weight) is nn.Parameter and getattr(weight, PACKED_TAG, None) is None:
-        if _loads:
-            _loads[-1][1].append(list(group))
+        if windows := _open_loads():
+            windows[-1][1].append(list(group))
         else:
             warn_not_adjacent(group, _REPLACED, owner=module)
 
