@@ -154,6 +154,7 @@ def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, b
     Raises:
         TypeError: ``dtype`` or ``autocast_dtype`` not a ``torch.dtype``, ``device`` not a device or
             string, ``num_parts`` not an int, ``bias`` or ``training`` not a bool.
+        ValueError: ``device`` a string that names no device (``"tpu"``).
         RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, a
             ``requires_grad`` of another length, or when the compiler fails (the
             message holds the IR and a repro command).
@@ -167,7 +168,11 @@ def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, b
     for name, (value, kind, what) in expected.items():
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise TypeError(f"splitlinear.precompile: {name} must be {what}, got {type(value).__name__} {value!r:.40}")
-    torch.ops.splitlinear.precompile(dtype, torch.device(device), num_parts, bias, training,
+    try:
+        device = torch.device(device)
+    except RuntimeError as exc:  # torch's own message names neither the function nor the argument
+        raise ValueError(f"splitlinear.precompile: device {device!r} is not a device: {exc}") from None
+    torch.ops.splitlinear.precompile(dtype, device, num_parts, bias, training,
                                      None if dump_dir is None else os.fspath(dump_dir),
                                      autocast_dtype,
                                      None if requires_grad is None else [bool(f) for f in requires_grad])

@@ -258,6 +258,8 @@ def test_precompile_then_no_compile_at_first_call(op, device: str) -> None:
         op.precompile(torch.float32, device, 2, True, True, requires_grad=[True])
     with pytest.raises(RuntimeError, match="autocast_dtype Int is not supported"):
         op.precompile(torch.float32, device, 2, True, True, autocast_dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"splitlinear.precompile: device 'tpu' is not a device"):
+        op.precompile(torch.float32, "tpu", 2, True, True)
 
 
 def test_output_out_of_memory(op, device: str) -> None:
