@@ -113,6 +113,27 @@ class TwoBlocks(nn.Module):
         return (*self.first(x), *self.second(x.sin()))
 
 
+def test_a_data_assignment_in_a_later_group_is_named_within_a_round(op) -> None:
+    """Each call compares the first group and one more in turn: new storage for a part of the
+    second group is named within two calls (one per group), and only once."""
+    torch.manual_seed(3)
+    model, x = TwoBlocks(), torch.randn(4, 16)
+    splitlinear.pack_parameters(model)
+    compiled = _compile(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        compiled(x)
+    model.second.k_proj.weight.data = model.second.k_proj.weight.data.clone()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # two groups
+            for got, want in zip(compiled(x), model(x)):
+                torch.testing.assert_close(got, want)
+    named = [str(w.message) for w in caught if "not adjacent" in str(w.message)]
+    assert len(named) == 1, named
+    assert "['second.q_proj', 'second.k_proj', 'second.v_proj']" in named[0] and "first." not in named[0]
+
+
 def test_packed_groups_that_lost_their_buffer_are_named_in_one_warning(op) -> None:
     model, x = TwoBlocks(), torch.randn(4, 16)
     splitlinear.pack_parameters(model)

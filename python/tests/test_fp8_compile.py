@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import os
-
 import warnings
 
 import pytest

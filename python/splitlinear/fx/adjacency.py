@@ -83,25 +83,25 @@ def check_regions(groups: Sequence[WeightGroup], inputs: Sequence[Any]) -> list[
 class AdjacencyWatch:
     """A compiled graph that checks its adjacent groups again when it runs with other weights.
 
-    Each call compares the addresses of the groups' weight parts with the last call's (one
-    ``data_ptr()`` a part: about 12 µs for the 160 q/k/v and gate/up parts of a 32-layer Llama's
-    graph on a 2-core x86 host); when one differs (a second instance of the model, a ``.data``
-    assignment), every group is checked and those no longer adjacent are named once per weights
+    Each call compares the weight parts' addresses of two groups with those it last saw: the first
+    group (another instance of the model changes every part) and one more in turn (a ``.data``
+    assignment to any part shows within as many calls as there are groups). That is a handful of
+    ``data_ptr()`` calls whatever the model's size; comparing all 160 q/k/v and gate/up parts of a
+    32-layer Llama's graph on every call cost about 12 µs on a 2-core x86 host. When one differs,
+    every group is checked and those no longer adjacent are named once per weights
     (:func:`~splitlinear._siblings.warn_unpacked`)."""
 
     def __init__(self, fn: Callable[..., Any], groups: Sequence[WeightGroup], inputs: Sequence[Any]) -> None:
         self._fn = fn
         self._groups = list(groups)
-        self._probes = [i for g in self._groups for i in g.indices]
-        self._seen = self._key(inputs)
-
-    def _key(self, args: Sequence[Any]) -> list[int]:
-        return [args[i].data_ptr() for i in self._probes]
+        self._seen = [_addresses(g, inputs) for g in self._groups]
+        self._turn = 0
 
     def __call__(self, *args: Any) -> Any:
-        key = self._key(args)
-        if key != self._seen:
-            self._seen = key
+        turn = self._turn
+        self._turn = (turn + 1) % len(self._groups)
+        if any(_addresses(self._groups[i], args) != self._seen[i] for i in (0, turn)):
+            self._seen = [_addresses(g, args) for g in self._groups]
             apart = [(g, parts[0]) for g in self._groups
                      if (parts := _parts(g, args)) is not None and not in_order_adjacent(parts)]
             if apart:
@@ -109,3 +109,8 @@ class AdjacencyWatch:
                               context=" (in the weights this compiled graph now runs with: another "
                                       "instance of the model, or parts given new storage since it compiled)")
         return self._fn(*args)
+
+
+def _addresses(group: WeightGroup, args: Sequence[Any]) -> list[int]:
+    """The addresses of ``group``'s weight parts among ``args``."""
+    return [args[i].data_ptr() for i in group.indices]

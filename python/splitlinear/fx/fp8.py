@@ -8,7 +8,7 @@ when the filter (option ``fp8_filter``, by the FQN of the module calling
 the linear) lets it and the op can take it: K and every part's rows
 multiples of 16 (128 for the block-scaled recipes), operands
 float32/float16/bfloat16. Those the op refuses (PEFT adapters aside) are named
-in one warning per graph. The others keep what the backend does without
+in one warning per compiled frame. The others keep what the backend does without
 ``fp8``: a region of at least ``min_parts`` parts through
 ``splitlinear.ops.linear``, else the fallback.
 
