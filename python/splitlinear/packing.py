@@ -7,8 +7,11 @@ names, state-dict keys and values, ``requires_grad`` and optimizer references
 stay as they were: only each Parameter's storage changes (``p.data = view``).
 
 Behaviour to know:
-  * A group whose weights differ in dtype, device or column count, whose biases
-    are present on some members only, that shares a Parameter with a group
+  * A default group whose members differ in dtype, device, column count or bias
+    presence is packed as the backend fuses it: the members alike, together
+    (Whisper's q/v with biases, not its k without; a cross-attention's k/v, not
+    its q of another K). A group named in ``groups=`` that differs so, that
+    shares a Parameter with a group
     packed before it, whose weight or bias is parametrized or not a Parameter
     of its module (``weight_norm``, ``register_parametrization``: computed on
     every call, nothing to move), that is on the meta device (pack after
@@ -419,6 +422,36 @@ def _check_group(linears: Sequence[nn.Linear]) -> str | None:
     return None
 
 
+def _alike(lin: nn.Linear) -> tuple[object, ...]:
+    """What two members of one backend region share: the backend fuses sibling linears on one input
+    (so one K) only among those alike in bias presence, and one op call takes one dtype and device."""
+    w = lin.weight
+    return (w.dtype, w.device, tuple(w.shape[1:]), tuple(_local(w).shape[1:]), lin.bias is not None)
+
+
+def _split_default_group(group: list[str], linears: list[nn.Linear]
+                         ) -> tuple[list[tuple[list[str], list[nn.Linear]]], list[tuple[list[str], str]]]:
+    """A default group split as the backend fuses it: members alike in K, dtype, device and bias
+    presence (:func:`_alike`), in group order (Whisper's q/v with biases and k without; a
+    cross-attention's k/v reading the encoder and q another K). Returns the subgroups of two or more
+    and the lone members with the reason they stay as they are."""
+    by_key: dict[tuple[object, ...], list[int]] = {}
+    for i, lin in enumerate(linears):
+        by_key.setdefault(_alike(lin), []).append(i)
+    if len(by_key) == 1:
+        return [(group, linears)], []
+    subgroups, lone = [], []
+    for members in by_key.values():
+        names = [group[i] for i in members]
+        if len(members) >= 2:
+            subgroups.append((names, [linears[i] for i in members]))
+        else:
+            others = [n for n in group if n not in names]
+            lone.append((names, f"unlike its siblings {others} in K, dtype, device or bias presence: the backend "
+                                "fuses it with none of them, so it stays on its own"))
+    return subgroups, lone
+
+
 def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = None) -> PackReport:
     """Makes the weights (and biases) of each group adjacent in one storage.
 
@@ -426,7 +459,9 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         module: the model; modified in place.
         groups: qualified names of ``nn.Linear`` submodules to pack together, in
             output order, e.g. ``[["attn.q_proj", "attn.k_proj", "attn.v_proj"]]``.
-            Default: :func:`find_sibling_groups` (q/k/v and gate/up siblings).
+            Default: :func:`find_sibling_groups` (q/k/v and gate/up siblings), each split as the
+            backend fuses it: members alike in K, dtype, device and bias presence are packed
+            together, a lone unlike member is left as it is (in ``skipped``, with the reason).
 
     Returns:
         A :class:`PackReport` of packed and skipped groups (and, with the default groups, the
@@ -448,6 +483,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
     report = PackReport()
     names = dict(module.named_modules())
     seen: set[int] = set()
+    defaults = groups is None
     if groups is None:
         groups = find_sibling_groups(module)
         report.already_fused = find_fused_projections(module)
@@ -471,6 +507,7 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         key = _storage_key(tensor)
         if key is not None:
             owners.setdefault(key, []).append((tensor_name, id(tensor)))
+    work: list[tuple[list[str], list[nn.Linear]]] = []
     for group in groups:
         group = list(group)
         linears = group_linears(names, group, "pack_parameters")
@@ -478,7 +515,15 @@ def pack_parameters(module: nn.Module, groups: Iterable[Sequence[str]] | None = 
         if reason is not None:
             logger.warning("pack_parameters: skipping %s: %s", group, reason)
             report.skipped.append((group, reason))
-            continue
+        elif defaults:
+            subgroups, lone = _split_default_group(group, linears)
+            for lone_group, why in lone:
+                logger.info("pack_parameters: leaving %s alone: %s", lone_group, why)
+            report.skipped.extend(lone)
+            work.extend(subgroups)
+        else:
+            work.append((group, linears))
+    for group, linears in work:
         params = [lin.weight for lin in linears] + [lin.bias for lin in linears if lin.bias is not None]
         reason = _check_dtensors(linears, any(id(lin) in fsdp_managed for lin in linears))
         if reason is None:

@@ -67,9 +67,57 @@ def test_optimizer_and_load_state_dict_after_packing() -> None:
 def test_skips_groups_it_cannot_pack() -> None:
     model = Attention(bias=False)
     model.v_proj.to(torch.float64)
-    report = splitlinear.pack_parameters(model)
+    report = splitlinear.pack_parameters(model, groups=[["q_proj", "k_proj", "v_proj"]])
     assert report.packed == []
     assert report.skipped and "dtypes" in report.skipped[0][1]
+    # The default group packs the members one op call can take, and names the one left.
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [["q_proj", "k_proj"]]
+    assert [g for g, _ in report.skipped] == [["v_proj"]] and "unlike its siblings" in report.skipped[0][1]
+    assert _storage(model.q_proj.weight) == _storage(model.k_proj.weight) != _storage(model.v_proj.weight)
+
+
+class UnlikeSiblings(nn.Module):
+    """q/k/v siblings the backend does not fuse as one: Whisper's k without a bias, or a
+    cross-attention whose k/v read the encoder's states (another K) and q the decoder's."""
+
+    def __init__(self, case: str) -> None:
+        super().__init__()
+        self.case = case
+        k_in = 24 if case == "cross" else 16
+        self.q_proj = nn.Linear(16, 8)
+        self.k_proj = nn.Linear(k_in, 8, bias=case == "cross")
+        self.v_proj = nn.Linear(k_in, 8)
+
+    def forward(self, x: torch.Tensor, enc: torch.Tensor) -> torch.Tensor:
+        kv_in = enc if self.case == "cross" else x
+        return self.q_proj(x) * self.k_proj(kv_in) + self.v_proj(kv_in)
+
+
+@pytest.mark.parametrize("case, packed, alone", [
+    ("whisper", ["q_proj", "v_proj"], ["k_proj"]),
+    ("cross", ["k_proj", "v_proj"], ["q_proj"]),
+])
+def test_default_group_packs_the_members_the_backend_fuses(op: object, case: str, packed: list[str],
+                                                           alone: list[str]) -> None:
+    torch.manual_seed(0)
+    model, ref = UnlikeSiblings(case), UnlikeSiblings(case)
+    ref.load_state_dict(model.state_dict())
+    report = splitlinear.pack_parameters(model)
+    assert report.packed == [packed] and [g for g, _ in report.skipped] == [alone]
+    x, enc = torch.randn(5, 16), torch.randn(5, 24)
+    compiled = torch.compile(model, backend="splitlinear", options={"fallback": "eager"})
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*not adjacent")  # the fused pair is packed
+        out = compiled(x, enc)
+    expected = ref(x, enc)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+    out.square().sum().backward()
+    expected.square().sum().backward()
+    for (name, p), (_, r) in zip(model.named_parameters(), ref.named_parameters()):
+        torch.testing.assert_close(p.grad, r.grad, rtol=1e-5, atol=1e-5, msg=name)
+    stats = splitlinear.stats()
+    assert stats["views"] >= 1 and stats["cats"] == 0 and stats["per_part_gemms"] == 0
 
 
 @pytest.mark.parametrize("groups, message", [
