@@ -6,6 +6,7 @@
 
 #include "KernelCache.h"
 #include "Counters.h"
+#include "KernelPlan.h"
 #include "Settings.h"
 
 #include <c10/util/Exception.h>
@@ -63,6 +64,7 @@ size_t cacheSize() {
 std::shared_ptr<const Kernel> getKernel(const KernelKey &key,
                                         const std::string &dumpDir) {
   size_t limit = kernelCacheCapacity(); // raises a bad SPLITLINEAR_KERNEL_CACHE_SIZE first
+  checkPartCount(key.numWeightParts, "splitlinear", "a kernel");
   Cache &c = cache();
   // A compile that asks for dumps compiles even a cached signature (and
   // replaces the cached kernel), so its dump directory gets every kernel.

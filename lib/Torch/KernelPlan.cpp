@@ -24,6 +24,14 @@ KernelKey splitlinear::fpropKey(at::ScalarType dtype, at::Device device,
           targetOf(device)};
 }
 
+void splitlinear::checkPartCount(int64_t numParts, const char *op,
+                                 const char *what) {
+  TORCH_CHECK(numParts <= kMaxWeightParts, op, ": ", what, " has ", numParts,
+              " weight parts; one call takes at most ", kMaxWeightParts,
+              " (a kernel's compile time grows faster than its parts): ",
+              "concatenate parts, or split the call");
+}
+
 KernelKey splitlinear::dgradKey(at::ScalarType dtype, at::Device device,
                                 int64_t numParts) {
   return {SLIN_KERNEL_DGRAD, dtypeCode(dtype), numParts, false,

@@ -63,6 +63,7 @@ void checkLike(const at::Tensor &t, const at::Tensor &ref, const char *op,
 int64_t checkWeights(at::TensorList weight, const at::Tensor &ref, int64_t k,
                      const char *op, const char *refName) {
   TORCH_CHECK(!weight.empty(), op, ": weight must hold at least one tensor");
+  checkPartCount(static_cast<int64_t>(weight.size()), op, "weight");
   int64_t n = 0;
   for (size_t i = 0; i < weight.size(); ++i) {
     ArgName name{"weight", static_cast<int64_t>(i)};
@@ -305,6 +306,7 @@ void splitlinear::precompile(at::ScalarType dtype, at::Device device,
               ": autocast_dtype ", *autocastDtype,
               " is not supported (float32, float16, bfloat16, float64)");
   TORCH_CHECK(numParts >= 1, op, ": num_parts must be >= 1, got ", numParts);
+  checkPartCount(numParts, op, "num_parts");
   TORCH_CHECK(device.is_cpu() || device.is_cuda(), op, ": device ", device,
               " is not supported");
   // requires_grad: one flag per tensor input of `linear`, flattened as

@@ -155,7 +155,8 @@ def precompile(dtype: torch.dtype, device: torch.device | str, num_parts: int, b
         TypeError: ``dtype`` or ``autocast_dtype`` not a ``torch.dtype``, ``device`` not a device or
             string, ``num_parts`` not an int, ``bias`` or ``training`` not a bool.
         ValueError: ``device`` a string that names no device (``"tpu"``).
-        RuntimeError: for an unsupported dtype/device, ``num_parts < 1``, a
+        RuntimeError: for an unsupported dtype/device, ``num_parts < 1`` or above 1024 (one call
+            takes at most 1024 weight parts: a kernel's compile time grows faster than them), a
             ``requires_grad`` of another length, or when the compiler fails (the
             message holds the IR and a repro command).
     """

@@ -262,6 +262,21 @@ def test_precompile_then_no_compile_at_first_call(op, device: str) -> None:
         op.precompile(torch.float32, "tpu", 2, True, True)
 
 
+def test_more_parts_than_one_call_takes_are_named(op, device: str) -> None:
+    """Above 1024 weight parts the op and precompile raise, naming the argument, before compiling
+    (a million parts once exhausted the host's memory in the compiler)."""
+    before = op.runtime_counters()["compiles"]
+    with pytest.raises(RuntimeError, match="num_parts has 1000000 weight parts; one call takes at most 1024"):
+        op.precompile(torch.float32, device, 10**6, True, False)
+    x = torch.randn(2, 4, device=device)
+    w = [torch.randn(1, 4, device=device)] * 1025
+    with pytest.raises(RuntimeError, match="splitlinear.linear: weight has 1025 weight parts"):
+        op.linear(x, w)
+    with pytest.raises(RuntimeError, match="splitlinear.linear_dgrad: weight has 1025 weight parts"):
+        torch.ops.splitlinear.linear_dgrad(torch.randn(2, 1025, device=device), w)
+    assert op.runtime_counters()["compiles"] == before
+
+
 def test_output_out_of_memory(op, device: str) -> None:
     """An input too large for the device (256 TiB once copied, beyond a
     47-bit address space even where the host overcommits memory) raises
