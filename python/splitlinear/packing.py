@@ -10,9 +10,9 @@ Behaviour to know:
   * A default group whose members differ in dtype, device, column count or bias
     presence is packed as the backend fuses it: the members alike, together
     (Whisper's q/v with biases, not its k without; a cross-attention's k/v, not
-    its q of another K). A group named in ``groups=`` that differs so, that
-    shares a Parameter with a group
-    packed before it, whose weight or bias is parametrized or not a Parameter
+    its q of another K); a group named in ``groups=`` that differs so is
+    skipped whole. A group that shares a Parameter with a group packed before
+    it, whose weight or bias is parametrized or not a Parameter
     of its module (``weight_norm``, ``register_parametrization``: computed on
     every call, nothing to move), that is on the meta device (pack after
     ``to_empty()`` or loading), or that shares storage with a tensor outside
