@@ -21,10 +21,9 @@
 
 namespace splitlinear {
 
-/// The most weight parts one call (one kernel) takes. A kernel's compile time
-/// grows faster than its parts, LLVM's instruction scheduling dominating (on
-/// a 2-core x86: 0.17 s for 16 parts, 1.4 s for 64, 22 s for 256, 705 s and
-/// 1.2 GB for 1000), and a million parts exhausted 24 GiB before any error
+/// The most weight parts one call (one kernel) takes: a kernel's compile time
+/// grows faster than its parts (on a 2-core x86, 0.9 s for 256 parts and
+/// 6.8 s for 1000), and a million parts exhausted 24 GiB before any error
 /// (docs/Design.md, Measured decisions: at most 1024 weight parts a call).
 constexpr int64_t kMaxWeightParts = 1024;
 /// Raises c10::Error naming `op` and `what` (the argument) when `numParts`

@@ -277,6 +277,30 @@ def test_more_parts_than_one_call_takes_are_named(op, device: str) -> None:
     assert op.runtime_counters()["compiles"] == before
 
 
+@pytest.mark.parametrize("packed", [True, False])
+def test_many_parts_match_eager(op, device: str, packed: bool) -> None:
+    """40 parts, beyond the 16 whose kernels are optimized (their machine code is generated at
+    O0): forward, dgrad and wgrad against float64 eager, packed (one view) and separate."""
+    torch.manual_seed(0)
+    rows = [int(r) for r in torch.randint(1, 9, (40,))]
+    full = torch.randn(sum(rows), 24, dtype=torch.float64, device=device)
+    leaf = full.float().requires_grad_()  # packed: the parts are row views of it
+    w = list(leaf.split(rows)) if packed else [p.float().requires_grad_() for p in full.split(rows)]
+    b = [torch.randn(r, device=device, requires_grad=True) for r in rows]
+    x = torch.randn(5, 24, device=device, requires_grad=True)
+    y = op.linear(x, w, b)
+    dy = torch.randn_like(y)
+    y.backward(dy)
+    x64, w64 = x.detach().double(), full
+    ref = x64 @ w64.T + torch.cat([bi.detach() for bi in b]).double()
+    torch.testing.assert_close(y.double(), ref, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x.grad.double(), dy.double() @ w64, rtol=1e-5, atol=1e-5)
+    dw = dy.double().T @ x64
+    got = leaf.grad if packed else torch.cat([p.grad for p in w])
+    torch.testing.assert_close(got.double(), dw, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(torch.cat([bi.grad for bi in b]).double(), dy.double().sum(0), rtol=1e-5, atol=1e-5)
+
+
 def test_output_out_of_memory(op, device: str) -> None:
     """An input too large for the device (256 TiB once copied, beyond a
     47-bit address space even where the host overcommits memory) raises
