@@ -31,6 +31,16 @@ def _compile(model: nn.Module, fallback: str = "eager") -> nn.Module:
     return torch.compile(model, backend="splitlinear", options={"fallback": fallback})
 
 
+def _packed_and_compiled(model: nn.Module, x: torch.Tensor) -> nn.Module:
+    """``model`` packed and compiled, its first call run without a warning."""
+    splitlinear.pack_parameters(model)
+    compiled = _compile(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        compiled(x)
+    return compiled
+
+
 def test_unpacked_region_is_named_once_when_it_compiles(op) -> None:
     torch.manual_seed(0)
     model, x = _attention(), torch.randn(4, 16)
@@ -91,11 +101,7 @@ def test_a_data_assignment_after_compiling_is_named(op) -> None:
     """A later part (not the group's first) given new storage after the graph compiled."""
     torch.manual_seed(2)
     model, x = _attention(), torch.randn(4, 16)
-    splitlinear.pack_parameters(model)
-    compiled = _compile(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        compiled(x)
+    compiled = _packed_and_compiled(model, x)
     model.k_proj.weight.data = model.k_proj.weight.data.clone()
     splitlinear.reset_stats()
     with pytest.warns(UserWarning, match=r"not adjacent in memory \(in the weights this compiled graph now runs "
@@ -118,11 +124,7 @@ def test_a_data_assignment_in_a_later_group_is_named_within_a_round(op) -> None:
     second group is named within two calls (one per group), and only once."""
     torch.manual_seed(3)
     model, x = TwoBlocks(), torch.randn(4, 16)
-    splitlinear.pack_parameters(model)
-    compiled = _compile(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-        compiled(x)
+    compiled = _packed_and_compiled(model, x)
     model.second.k_proj.weight.data = model.second.k_proj.weight.data.clone()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

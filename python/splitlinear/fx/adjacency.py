@@ -100,7 +100,7 @@ class AdjacencyWatch:
     def __call__(self, *args: Any) -> Any:
         turn = self._turn
         self._turn = (turn + 1) % len(self._groups)
-        if any(_addresses(self._groups[i], args) != self._seen[i] for i in (0, turn)):
+        if any(_addresses(self._groups[i], args) != self._seen[i] for i in ((0, turn) if turn else (0,))):
             self._seen = [_addresses(g, args) for g in self._groups]
             apart = [(g, parts[0]) for g in self._groups
                      if (parts := _parts(g, args)) is not None and not in_order_adjacent(parts)]
